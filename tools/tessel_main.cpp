@@ -1,25 +1,57 @@
-// The tessel command-line tool; subcommands are added by later modules.
+// The tessel command-line tool: global flags (--help, --version) and subcommand dispatch.
 #include <boost/program_options.hpp>
 #include <iostream>
 
+#include "subcommand.h"
+#include "tessel/support/error.h"
 #include "tessel/support/version.h"
 
+namespace {
+using tessel::tools::Subcommand;
+
+const Subcommand kSubcommands[] = {
+    {"demo", "build a 512^3 fp32 matmul with a naive and a hand-written schedule; check and time both",
+     tessel::tools::run_demo},
+};
+
+void print_usage(std::ostream& os) {
+  os << "tessel " << tessel::version() << ": an auto-tuning tensor compiler\n\n"
+     << "Usage: tessel [--help] [--version] <command> [<args>]\n\nCommands:\n";
+  for (auto& c : kSubcommands) os << "  " << c.name << std::string(12 - std::string(c.name).size(), ' ') << c.summary << "\n";
+  os << "\nRun 'tessel <command> --help' for a command's options.\n";
+}
+}  // namespace
+
 int main(int argc, char** argv) {
-  namespace po = boost::program_options;
-  po::options_description desc("tessel: an auto-tuning tensor compiler\n\nUsage: tessel [--help] [--version]\n\nOptions");
-  desc.add_options()("help,h", "print this help")("version", "print the version");
-  po::variables_map vm;
-  try {
-    po::store(po::parse_command_line(argc, argv, desc), vm);
-    po::notify(vm);
-  } catch (const std::exception& e) {
-    std::cerr << "tessel: " << e.what() << "\n" << desc << "\n";
-    return 2;
+  if (argc < 2) {
+    print_usage(std::cout);
+    return 0;
   }
-  if (vm.count("version")) {
+  std::string first = argv[1];
+  if (first == "--help" || first == "-h" || first == "help") {
+    print_usage(std::cout);
+    return 0;
+  }
+  if (first == "--version") {
     std::cout << "tessel " << tessel::version() << "\n";
     return 0;
   }
-  std::cout << desc << "\n";
-  return 0;
+  for (auto& c : kSubcommands) {
+    if (first != c.name) continue;
+    try {
+      return c.run(std::vector<std::string>(argv + 2, argv + argc));
+    } catch (const boost::program_options::error& e) {
+      std::cerr << "tessel " << c.name << ": " << e.what() << " (see 'tessel " << c.name << " --help')\n";
+      return 2;
+    } catch (const tessel::UserError& e) {
+      std::cerr << "tessel " << c.name << ": error: " << e.what() << "\n";
+      return 1;
+    } catch (const std::exception& e) {
+      std::cerr << "tessel " << c.name << ": internal error: " << e.what() << "\n";
+      return 3;
+    }
+  }
+  std::cerr << "tessel: unknown command or option '" << first << "'\n\n";
+  print_usage(std::cerr);
+  return 2;
 }

@@ -14,6 +14,8 @@ using namespace ir;
 
 namespace {
 
+// Unrolled loops longer than this stay loops (extents are known only after bound inference).
+constexpr int64_t kMaxExplicitUnroll = 1024;
 constexpr int64_t kNotUnrollable = std::numeric_limits<int64_t>::max() / 4;
 
 Stmt unroll(const For* op, const Stmt& body) {
@@ -47,7 +49,7 @@ class Unroller : public IRMutator {
     Stmt body = mutate(op->body);
     int64_t body_steps = steps;
     const int64_t* ext = as_const_int(op->extent);
-    bool explicit_unroll = op->for_kind == ForKind::kUnrolled && ext;
+    bool explicit_unroll = op->for_kind == ForKind::kUnrolled && ext && *ext <= kMaxExplicitUnroll;
     bool auto_unroll = op->for_kind == ForKind::kSerial && ext && max_step_ > 0 && body_steps < kNotUnrollable &&
                        *ext * body_steps <= max_step_;
     if (explicit_unroll || auto_unroll) {

@@ -17,6 +17,8 @@ using namespace ir;
 
 namespace {
 
+constexpr int64_t kMaxLanes = 64;
+
 struct CannotVectorize {
   std::string why;
 };
@@ -174,6 +176,9 @@ class LoopVectorizer : public IRMutator {
     };
     if (!ext) return serial("extent is not constant");
     if (*ext == 1) return substitute(body, {{op->var.get(), op->min}});
+    // Extents are known only after bound inference (a stage computed inside a tile gets the tile's
+    // extent), so an over-long vector loop is a lowering decision, not a schedule error.
+    if (*ext > kMaxLanes) return serial("extent " + std::to_string(*ext) + " is over " + std::to_string(kMaxLanes) + " lanes");
     try {
       return Vectorizer(op->var, op->min, int(*ext)).mutate(body);
     } catch (const CannotVectorize& c) {

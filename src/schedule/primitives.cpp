@@ -440,8 +440,6 @@ struct Primitives {
           << "stage " << x.stage << ", axis " << x.axis
           << ": vectorize of a reduction axis would break the reduction's dependency (lanes share one "
              "accumulator); rfactor it first";
-      TESSEL_CHECK(a->extent <= 64) << "stage " << x.stage << ", axis " << x.axis << ": vectorize extent "
-                                    << a->extent << " exceeds 64 lanes; split the loop first";
     }
     if (k == "parallel") {
       TESSEL_CHECK(a->kind == ir::IterKind::kDataPar)
@@ -449,9 +447,6 @@ struct Primitives {
           << ": parallel on a reduction axis would break the reduction's dependency (threads would race on "
              "the accumulator); rfactor it first";
     }
-    if (k == "unroll")
-      TESSEL_CHECK(a->extent <= 1024) << "stage " << x.stage << ", axis " << x.axis << ": unroll extent " << a->extent
-                                      << " is over 1024; split the loop first";
     if (k == "serial")
       st.annotations.erase(x.axis);
     else
