@@ -54,24 +54,7 @@ Expr fold(ExprKind k, const Expr& a, const Expr& b) {
   if (k == ExprKind::Add && x && *x == 0) return b;
   if (k == ExprKind::Sub && y && *y == 0) return a;
   if (k == ExprKind::Mul && y && *y == 1) return a;
-  switch (k) {
-    case ExprKind::Add:
-      return Add::make(a, b);
-    case ExprKind::Sub:
-      return Sub::make(a, b);
-    case ExprKind::Mul:
-      return Mul::make(a, b);
-    case ExprKind::Div:
-      return Div::make(a, b);
-    case ExprKind::Mod:
-      return Mod::make(a, b);
-    case ExprKind::Min:
-      return Min::make(a, b);
-    case ExprKind::Max:
-      return Max::make(a, b);
-    default:
-      return Expr();
-  }
+  return detail::make_binary(k, a, b);
 }
 
 class IntervalEval {

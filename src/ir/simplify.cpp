@@ -21,20 +21,6 @@
 
 namespace tessel::ir::detail {
 
-namespace {
-
-const double* const_float(const Expr& e) {
-  if (auto* f = e.as<FloatImm>()) return &f->value;
-  if (auto* b = e.as<Broadcast>()) return const_float(b->value);
-  return nullptr;
-}
-
-Expr make_int(DataType t, int64_t v) {
-  if (t.is_vector()) return Broadcast::make(IntImm::make(t.element_of(), v), t.lanes);
-  return IntImm::make(t, v);
-}
-Expr make_bool(int lanes, bool v) { return make_int(DataType::boolean(lanes), v); }
-
 Expr make_binary(ExprKind k, const Expr& a, const Expr& b) {
   switch (k) {
     case ExprKind::Add:
@@ -68,6 +54,22 @@ Expr make_binary(ExprKind k, const Expr& a, const Expr& b) {
   }
   return Expr();
 }
+
+
+namespace {
+
+const double* const_float(const Expr& e) {
+  if (auto* f = e.as<FloatImm>()) return &f->value;
+  if (auto* b = e.as<Broadcast>()) return const_float(b->value);
+  return nullptr;
+}
+
+Expr make_int(DataType t, int64_t v) {
+  if (t.is_vector()) return Broadcast::make(IntImm::make(t.element_of(), v), t.lanes);
+  return IntImm::make(t, v);
+}
+Expr make_bool(int lanes, bool v) { return make_int(DataType::boolean(lanes), v); }
+
 
 /** Both operands Broadcast of one lane count: the scalar operands (else null). */
 bool both_broadcast(const Expr& a, const Expr& b, Expr* x, Expr* y) {

@@ -29,6 +29,8 @@ int64_t type_max(DataType t);
 /** Wraps v to t's width (two's complement), as IntImm::make does. */
 int64_t wrap_to(DataType t, int64_t v);
 int64_t floor_div(int64_t a, int64_t b);
+/** Builds the binary node of kind k (arithmetic, comparison or logic) without simplifying. */
+Expr make_binary(ExprKind k, const Expr& a, const Expr& b);
 int64_t floor_mod(int64_t a, int64_t b);
 /** True for the scalar and vector signed integer types the range-based rules handle. */
 inline bool is_signed_int(DataType t) { return t.is_int(); }

@@ -1,12 +1,15 @@
 // Build-time generator for the AOT tests: emits tessel_aot_saxpy.{o,h} and libtessel_aot_saxpy.so into
 // the directory given as argv[1]. The function: C[i] = A[i] * 2.5 + B[i] for i < 1000, as a parallel loop
-// over 8-lane vectors with a predicated tail.
+// over 8-lane vectors with a predicated tail. Also emits tessel_aot_matmul.{o,h}: a 37x45x19 fp32 matmul
+// lowered through the whole pipeline with the hand-written register-blocked schedule (plain C test).
 #include <cstdio>
 #include <exception>
 #include <string>
 
 #include "tessel/codegen/aot.h"
 #include "tessel/ir/op.h"
+#include "tessel/lower/lower.h"
+#include "tessel/ops/matmul.h"
 
 using namespace tessel::ir;
 
@@ -33,6 +36,10 @@ int main(int argc, char** argv) {
     tessel::codegen::emit_object(f, target, dir + "/tessel_aot_saxpy.o");
     tessel::codegen::emit_header(f, dir + "/tessel_aot_saxpy.h");
     tessel::codegen::emit_shared_library(f, target, dir + "/libtessel_aot_saxpy.so");
+    auto mm = tessel::ops::matmul(37, 45, 19);
+    LoweredFunc g = tessel::lower::lower(tessel::ops::schedule_matmul_cpu(mm[2]), mm, "tessel_aot_matmul");
+    tessel::codegen::emit_object(g, target, dir + "/tessel_aot_matmul.o");
+    tessel::codegen::emit_header(g, dir + "/tessel_aot_matmul.h");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "aot_gen: %s\n", e.what());
     return 1;
