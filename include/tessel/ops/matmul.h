@@ -21,4 +21,20 @@ struct MatmulCpuParams {
  *  columns vectorized, row blocks in parallel. Returns the schedule for C. */
 schedule::Schedule schedule_matmul_cpu(const te::Tensor& C, const MatmulCpuParams& p = {});
 
+/** Matmul whose B is re-laid-out inside the computation into column panels of width nr:
+ *  Bp[jo, k, ji] = B[k, jo*nr + ji] (zero past N), C[i, j] = sum_k A[i, k] * Bp[j / nr, k, j % nr].
+ *  Returns {A, B, C}; the panel stage is named "Bp". */
+std::vector<te::Tensor> matmul_packed(int64_t M, int64_t N, int64_t K, int nr,
+                                      ir::DataType dtype = ir::DataType::float32());
+
+/** Parameters for CPUs with vectors of vector_bytes (32: AVX2, 64: AVX-512): an mr x nr tile of
+ *  accumulators that fits the register file with room for the B row and the broadcast. */
+MatmulCpuParams matmul_cpu_params(int vector_bytes);
+
+/** Schedule for matmul_packed (GotoBLAS-style, without K blocking): B panels packed in parallel;
+ *  for each panel (parallel) and each mr-row block of A, the full-K dot products of an mr x nr tile
+ *  accumulate in registers (k unrolled by kunroll, rows unrolled, columns vectorized) and are stored
+ *  once. The Bp panel (K x nr) stays in L2 across the row blocks. */
+schedule::Schedule schedule_matmul_packed_cpu(const std::vector<te::Tensor>& t, const MatmulCpuParams& p);
+
 }  // namespace tessel::ops
