@@ -15,4 +15,16 @@ struct Subcommand {
 /** `tessel demo`: a 512^3 matmul with a naive and a hand-written schedule, checked and timed. */
 int run_demo(const std::vector<std::string>& args);
 
+/** `tessel workloads`: operators and parameters, network task lists, workload keys. */
+int run_workloads(const std::vector<std::string>& args);
+
+/** `tessel db`: list, best, show, export, import, distill, stats, why on a tuning database. */
+int run_db(const std::vector<std::string>& args);
+
+/** `tessel compile`: a workload built with its best tuning record -> NAME.o, NAME.so, NAME.h. */
+int run_compile(const std::vector<std::string>& args);
+
+/** `tessel tune`: search for fast schedules of a workload, .te file or network; records into a database. */
+int run_tune(const std::vector<std::string>& args);
+
 }  // namespace tessel::tools

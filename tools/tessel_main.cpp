@@ -12,6 +12,12 @@ using tessel::tools::Subcommand;
 const Subcommand kSubcommands[] = {
     {"demo", "build a 512^3 fp32 matmul with a naive and a hand-written schedule; check and time both",
      tessel::tools::run_demo},
+    {"workloads", "list operators and their parameters, network task lists, workload keys",
+     tessel::tools::run_workloads},
+    {"tune", "search for fast schedules of a workload, .te file or network; record every measurement",
+     tessel::tools::run_tune},
+    {"db", "inspect a tuning database: list, best, show, export, import, distill, stats, why", tessel::tools::run_db},
+    {"compile", "build a workload with its best tuning record into NAME.o, NAME.so, NAME.h", tessel::tools::run_compile},
 };
 
 void print_usage(std::ostream& os) {

@@ -1,6 +1,9 @@
 // Conv2d definitions (plain and weight-packed) and the register-tiled CPU schedule.
 #include "tessel/ops/conv2d.h"
 
+#include "builtin_ops.h"
+#include "tessel/ops/registry.h"
+
 namespace tessel::ops {
 
 using ir::Expr;
@@ -191,6 +194,11 @@ Conv2dKernel conv2d_cpu_kernel(const Conv2dShape& s, ConvLayout layout, int vect
   Conv2dCpuParams p = conv2d_cpu_params(s, vector_bytes);
   auto t = conv2d_packed(s, layout, p.nr);
   return {t, schedule_conv2d_packed_cpu(t, s, layout, p), pack_conv2d_weights(s, layout, p.nr)};
+}
+
+void register_conv2d_ops() {
+  // The general conv2d operators (stride, padding, dilation, groups, int8) are registered by the
+  // operator library; this file provides the fast fp32 kernels used by the benchmarks.
 }
 
 }  // namespace tessel::ops

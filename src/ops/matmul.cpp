@@ -2,6 +2,10 @@
 
 #include <algorithm>
 
+#include "builtin_ops.h"
+#include "tessel/ops/matmul_general.h"
+#include "tessel/ops/registry.h"
+
 namespace tessel::ops {
 
 std::vector<te::Tensor> matmul(int64_t M, int64_t N, int64_t K, ir::DataType dtype) {
@@ -80,6 +84,25 @@ schedule::Schedule schedule_matmul_packed_cpu(const std::vector<te::Tensor>& t, 
   }
   s.vectorize("Bp", "l");
   return s;
+}
+
+namespace {
+// C[i, j] = sum_k A[i, k] * B[k, j] with optional transposes; int8 operands accumulate in int32.
+OpTensors build_matmul(const OpArgs& a) {
+  return matmul_general(a.ii("M"), a.ii("N"), a.ii("K"), a.i("transpose_a") != 0, a.i("transpose_b") != 0, a.dtype());
+}
+}  // namespace
+
+void register_matmul_ops() {
+  register_op({"matmul",
+               "C[M, N] = A[M, K] x B[K, N] (A or B optionally transposed; int8 accumulates in int32)",
+               {{"M", "", "rows of C", {}, 1},
+                {"N", "", "columns of C", {}, 1},
+                {"K", "", "reduction length", {}, 1},
+                {"transpose_a", "0", "A is stored [K, M]", {}, 0, 1},
+                {"transpose_b", "0", "B is stored [N, K]", {}, 0, 1},
+                {"dtype", "float32", "element type of A and B", {"float32", "int8"}}},
+               build_matmul});
 }
 
 }  // namespace tessel::ops

@@ -1,0 +1,43 @@
+// The cost-model interface the search uses: score candidate schedules of a workload (higher = expected
+// faster) and learn from measurements. Implementations are created by name; this file also holds the
+// trivial model that stands behind the interface until the learned models land.
+#pragma once
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tessel/schedule/step.h"
+#include "tessel/workload/workload.h"
+
+namespace tessel::costmodel {
+
+/** A candidate as the model sees it: a workload and a schedule trace. */
+struct Candidate {
+  const workload::Workload* workload = nullptr;
+  const std::vector<schedule::Step>* trace = nullptr;
+};
+
+class CostModel {
+ public:
+  virtual ~CostModel() = default;
+  /** Scores, one per candidate; higher means expected faster. Comparable within one call. */
+  virtual std::vector<double> predict(const std::vector<Candidate>& candidates) = 0;
+  /** Learns from measurements: throughput (e.g. FLOP/s) of each candidate, 0 for failed ones. */
+  virtual void update(const std::vector<Candidate>& candidates, const std::vector<double>& throughput) = 0;
+  /** Whether predictions carry information yet (a search may explore randomly until they do). */
+  virtual bool trained() const = 0;
+  virtual std::string name() const = 0;
+};
+
+/** Knobs of the models: JSON object (model-specific keys; "seed" for every model). */
+using ModelParams = nlohmann::json;
+
+/** Creates a model by name: "random" (uniform random scores; never trained). Throws UserError
+ *  listing the known names for an unknown one. */
+std::unique_ptr<CostModel> make_cost_model(const std::string& name, const ModelParams& params = {});
+
+/** Names accepted by make_cost_model. */
+std::vector<std::string> cost_model_names();
+
+}  // namespace tessel::costmodel

@@ -1,0 +1,21 @@
+// The default schedule of a registered operator: correct for every operator, not fast.
+#pragma once
+#include "tessel/ops/registry.h"
+#include "tessel/schedule/schedule.h"
+
+namespace tessel::ops {
+
+/** Knobs of default_schedule. */
+struct DefaultScheduleParams {
+  /** Parallelize the leading data-parallel loops of each root stage (fused until at least
+   *  min_parallel_extent iterations, or all data axes) when they have more than one iteration. */
+  bool parallel = true;
+  int64_t min_parallel_extent = 16;
+};
+
+/** Schedule(outputs) with every intermediate stage that is neither an output nor a reduction inlined
+ *  (padding, elementwise producers), and, when p.parallel, the outer data-parallel loops of every
+ *  remaining computed stage run in parallel. Nothing is vectorized, split or reordered. */
+schedule::Schedule default_schedule(const OpTensors& t, const DefaultScheduleParams& p = {});
+
+}  // namespace tessel::ops

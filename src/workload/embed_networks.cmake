@@ -1,0 +1,11 @@
+# Writes OUT: a C++ file defining tessel::workload::embedded_networks() from the JSON files in DIR.
+file(GLOB files ${DIR}/*.json)
+list(SORT files)
+set(body "")
+foreach(f ${files})
+  get_filename_component(name ${f} NAME_WE)
+  file(READ ${f} text)
+  string(APPEND body "      {\"${name}\", R\"TESSELJSON(${text})TESSELJSON\"},\n")
+endforeach()
+file(WRITE ${OUT}.tmp "// Generated from src/workload/networks/*.json by embed_networks.cmake. Do not edit.\n#include <map>\n#include <string>\n\nnamespace tessel::workload {\nconst std::map<std::string, std::string>& embedded_networks() {\n  static const std::map<std::string, std::string> m = {\n${body}  };\n  return m;\n}\n}  // namespace tessel::workload\n")
+execute_process(COMMAND ${CMAKE_COMMAND} -E copy_if_different ${OUT}.tmp ${OUT})

@@ -1,0 +1,124 @@
+// `tessel tune`: tunes a workload, a .te file or a whole network into a tuning database.
+#include <unistd.h>
+
+#include <boost/program_options.hpp>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "subcommand.h"
+#include "tessel/support/error.h"
+#include "tessel/tuner/tuner.h"
+#include "tessel/workload/network.h"
+
+namespace tessel::tools {
+
+namespace po = boost::program_options;
+
+namespace {
+
+// "90" / "90s" / "20m" / "1.5h" -> seconds.
+double parse_duration(const std::string& s) {
+  TESSEL_CHECK(!s.empty()) << "--time needs a value like 90s, 20m or 1h";
+  size_t pos = 0;
+  double v = 0;
+  try {
+    v = std::stod(s, &pos);
+  } catch (const std::exception&) {
+    TESSEL_CHECK(false) << "--time '" << s << "' is not a duration (e.g. 90s, 20m, 1h)";
+  }
+  std::string unit = s.substr(pos);
+  double mult = unit.empty() || unit == "s" ? 1 : unit == "m" ? 60 : unit == "h" ? 3600 : -1;
+  TESSEL_CHECK(mult > 0 && v >= 0) << "--time '" << s << "' is not a duration (e.g. 90s, 20m, 1h)";
+  return v * mult;
+}
+
+std::string fmt_latency(double s) {
+  char b[64];
+  if (s <= 0) return "-";
+  if (s < 1e-3)
+    std::snprintf(b, sizeof b, "%.1f us", s * 1e6);
+  else
+    std::snprintf(b, sizeof b, "%.3f ms", s * 1e3);
+  return b;
+}
+
+}  // namespace
+
+int run_tune(const std::vector<std::string>& args) {
+  tuner::TuneOptions o;
+  std::string spec, te_file, network, json_path, time_str;
+  po::options_description desc(
+      "tessel tune: search for fast schedules and record every measurement\n\n"
+      "  tessel tune --workload matmul:M=512,N=512,K=512 --trials 200 --db tessel.db\n"
+      "  tessel tune --network resnet50 --time 20m --db resnet.db --json summary.json\n\nOptions");
+  desc.add_options()("help,h", "print this help")("workload", po::value<std::string>(&spec), "workload spec NAME:P=V,...")(
+      "te", po::value<std::string>(&te_file), ".te file")("network", po::value<std::string>(&network),
+                                                          "network task list (tessel workloads lists them)")(
+      "target", po::value<std::string>(&o.target)->default_value("host"), "code-generation target")(
+      "trials", po::value<int64_t>(&o.trials)->default_value(200), "measured candidates over all tasks")(
+      "time", po::value<std::string>(&time_str), "wall-clock budget (90s, 20m, 1h)")(
+      "db", po::value<std::string>(&o.db_path)->default_value("tessel.db"), "tuning database (created if missing)")(
+      "strategy", po::value<std::string>(&o.strategy)->default_value("evolutionary"),
+      "evolutionary | random | grid | annealing")("cost-model", po::value<std::string>(&o.cost_model)->default_value("random"),
+                                                   "cost model")(
+      "scheduler", po::value<std::string>(&o.scheduler)->default_value("gradient"), "gradient | round-robin")(
+      "seed", po::value<uint64_t>(&o.seed)->default_value(1), "seed of every random choice")(
+      "jobs,j", po::value<int>(&o.jobs)->default_value(0), "build threads (0 = all cores)")(
+      "batch", po::value<int>(&o.batch_size)->default_value(16), "candidates per round")(
+      "early-stopping", po::value<int>(&o.early_stopping)->default_value(0),
+      "stop a task after this many trials without improvement (0 = never)")(
+      "threads", po::value<int>(&o.measure.threads)->default_value(0), "threads of the measured kernels (0 = all)")(
+      "repeats", po::value<int>(&o.measure.min_repeats)->default_value(3), "timed runs per candidate, at least")(
+      "flush-cache", po::bool_switch(&o.measure.flush_cache), "flush the cache between timed runs")(
+      "json", po::value<std::string>(&json_path), "write the summary as JSON here");
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(desc).run(), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    std::cout << desc << "\n";
+    return 0;
+  }
+  TESSEL_CHECK(int(!spec.empty()) + int(!te_file.empty()) + int(!network.empty()) == 1)
+      << "give exactly one of --workload, --te, --network";
+  if (!time_str.empty()) o.time_budget_s = parse_duration(time_str);
+  if (!network.empty()) {
+    for (auto& t : workload::load_network(network).tasks)
+      o.tasks.push_back({std::make_shared<workload::Workload>(workload::from_spec(t.spec)), double(t.count), t.name});
+  } else {
+    auto w = std::make_shared<workload::Workload>(spec.empty() ? workload::from_te_file(te_file)
+                                                               : workload::from_spec(spec));
+    o.tasks.push_back({w, 1, w->spec});
+  }
+  bool tty = isatty(fileno(stderr));
+  auto progress = [&](const tuner::TuneSummary& s, double eta) {
+    double best_gflops = 0;
+    for (auto& t : s.tasks) best_gflops = std::max(best_gflops, t.best_gflops);
+    std::fprintf(stderr, "%s[tune] trials %lld/%lld  best %.2f GFLOP/s  est. latency %s  %.0fs  ETA %.0fs%s",
+                 tty ? "\r" : "", (long long)s.total_trials, (long long)o.trials, best_gflops,
+                 fmt_latency(s.estimated_latency_s).c_str(), s.wall_s, eta, tty ? "   " : "\n");
+    std::fflush(stderr);
+  };
+  tuner::TuneSummary s = tuner::tune(o, progress);
+  if (tty) std::fprintf(stderr, "\n");
+  std::printf("\n%-36s %7s %8s %12s %10s  %s\n", "task", "weight", "trials", "best", "GFLOP/s", "errors");
+  for (auto& t : s.tasks) {
+    std::string errs;
+    for (auto& [k, v] : t.errors) errs += (errs.empty() ? "" : ", ") + k + "=" + std::to_string(v);
+    std::string name = t.name.size() > 36 ? t.name.substr(0, 33) + "..." : t.name;
+    std::printf("%-36s %7.0f %8lld %12s %10.2f  %s\n", name.c_str(), t.weight, (long long)t.trials,
+                fmt_latency(t.best_latency_s).c_str(), t.best_gflops, errs.empty() ? "-" : errs.c_str());
+  }
+  std::printf("\n%lld trials in %.1f s%s; estimated latency %s; database %s\n", (long long)s.total_trials, s.wall_s,
+              s.stopped_by_time ? " (time budget reached)" : "", fmt_latency(s.estimated_latency_s).c_str(),
+              o.db_path.c_str());
+  if (!json_path.empty()) {
+    std::ofstream os(json_path);
+    TESSEL_CHECK(bool(os)) << "cannot write " << json_path;
+    os << s.to_json().dump(2) << "\n";
+  }
+  return 0;
+}
+
+}  // namespace tessel::tools

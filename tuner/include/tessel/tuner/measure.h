@@ -1,0 +1,102 @@
+// Measurement: the Builder compiles candidates into shared libraries, the Runner runs them in a separate
+// worker process (local child or remote worker) and returns times or an error kind. Nothing throws
+// across these interfaces: every outcome is a MeasureResult.
+#pragma once
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tessel/records/record.h"
+#include "tessel/schedule/step.h"
+#include "tessel/workload/workload.h"
+
+namespace tessel::tuner {
+
+using records::MeasureErrorKind;
+
+/** How candidates are timed (stored in each record's run_settings). */
+struct MeasureOptions {
+  int warmup = 1;            // untimed runs first
+  int min_repeats = 3;       // timed runs, at least
+  double min_time_s = 0.05;  // and at least this much timed time in total
+  int max_repeats = 100;
+  bool flush_cache = false;        // write a buffer larger than the LLC between repeats
+  double early_abort_ratio = 5;    // stop after the first run when it is this many times slower than the best
+  double build_timeout_s = 30;     // per candidate
+  double run_timeout_s = 10;       // per candidate (all repeats)
+  int64_t memory_limit_mb = 8192;  // address-space limit of the worker process
+  int threads = 0;                 // threads of the runtime pool in the worker (0 = default)
+  uint64_t seed = 1;               // inputs are drawn from this seed (same for every candidate)
+  nlohmann::json to_json() const;
+  static MeasureOptions from_json(const nlohmann::json& j);
+};
+
+/** One candidate: a schedule trace of a workload. */
+struct MeasureInput {
+  std::shared_ptr<const workload::Workload> workload;
+  std::vector<schedule::Step> trace;
+};
+
+/** A built candidate: the shared library (NAME_packed inside) or the error that stopped the build. */
+struct BuildResult {
+  MeasureErrorKind error_kind = MeasureErrorKind::kNone;
+  std::string error_message;
+  std::string artifact_path;  // .so on success
+  std::string function_name;
+  double build_s = 0;
+};
+
+struct MeasureResult {
+  MeasureErrorKind error_kind = MeasureErrorKind::kNone;
+  std::string error_message;
+  std::vector<double> run_times_s;  // every timed repeat
+  double build_s = 0, run_s = 0;    // wall time spent building and measuring this candidate
+  /** Median run time, or +infinity on error. */
+  double median_s() const;
+  bool ok() const { return error_kind == MeasureErrorKind::kNone && !run_times_s.empty(); }
+};
+
+/** Compiles candidates (in parallel) into shared libraries under a working directory. */
+class Builder {
+ public:
+  virtual ~Builder() = default;
+  virtual std::vector<BuildResult> build(const std::vector<MeasureInput>& inputs, const MeasureOptions& opt) = 0;
+};
+
+/** Runs built candidates and checks their outputs against the workload's reference (its default
+ *  schedule, built once per workload by the runner and run in the same worker). */
+class Runner {
+ public:
+  virtual ~Runner() = default;
+  /** best_so_far_s: the best time known for this workload (for early abort; 0 = none). */
+  virtual std::vector<MeasureResult> run(const std::vector<MeasureInput>& inputs,
+                                         const std::vector<BuildResult>& builds, const MeasureOptions& opt,
+                                         double best_so_far_s) = 0;
+};
+
+/** Builds locally with LLVM on `jobs` threads (0 = hardware concurrency) into work_dir (created if
+ *  missing) as cand_<pid>_<n>.so exporting kernel_packed. A build that takes longer than
+ *  build_timeout_s is reported as kCompileTimeout once it finished (an in-process LLVM compile cannot be
+ *  interrupted; see docs/measurement.md). */
+std::unique_ptr<Builder> make_local_builder(const std::string& work_dir, int jobs);
+
+/** Knobs of the local runner. */
+struct LocalRunnerParams {
+  std::string work_dir;           // references are built here (created if missing)
+  std::string worker_path;        // empty: $TESSEL_WORKER, else next to /proc/self/exe, else the build tree's
+  bool keep_artifacts = false;    // false: delete each candidate's .so once it was measured
+  double startup_timeout_s = 10;  // a new worker must answer a ping within this time
+};
+/** Runs on a local worker process (`tessel-worker --stdio --memory-limit-mb N`), restarted after a
+ *  crash or timeout. The reference of each workload (ops::default_schedule) is built once into work_dir. */
+std::unique_ptr<Runner> make_local_runner(const std::string& work_dir);
+std::unique_ptr<Runner> make_local_runner(const LocalRunnerParams& params);
+
+/** Compiles one candidate (apply trace to Schedule(outputs), lower as `function`, emit a shared library
+ *  at path); never throws. What LocalBuilder runs per candidate. */
+BuildResult build_candidate(const MeasureInput& input, const std::string& path, const std::string& function);
+/** Compiles the workload's reference (ops::default_schedule) to path; never throws. */
+BuildResult build_reference(const workload::Workload& w, const std::string& path, const std::string& function);
+
+}  // namespace tessel::tuner

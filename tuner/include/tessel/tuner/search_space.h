@@ -1,0 +1,100 @@
+// A search space: named knobs (each a list of options, an option being a tuple of integers) and a
+// function from one option per knob to a schedule trace. tessel generates spaces from the computation
+// (make_rule_space: rules over the stage DAG, no hand-written templates); users can also write an
+// AutoTVM-style knob space (make_knob_space) or add their own rules (SketchRule).
+#pragma once
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tessel/schedule/schedule.h"
+#include "tessel/support/error.h"
+#include "tessel/workload/workload.h"
+
+namespace tessel::tuner {
+
+struct Knob {
+  std::string name;                           // e.g. "C.tile.i" (stage.what.axis)
+  std::vector<std::vector<int64_t>> options;  // e.g. {{1,1,1}, {1,2,4}, ...}
+};
+
+/** One option index per knob. */
+using KnobValues = std::vector<int>;
+
+class SearchSpace {
+ public:
+  virtual ~SearchSpace() = default;
+  virtual const std::vector<Knob>& knobs() const = 0;
+  /** Applies a choice to a fresh schedule of the workload; an illegal combination returns the error
+   *  (the candidate is rejected before measurement). On success *trace holds the steps. */
+  virtual Status make_trace(const KnobValues& values, std::vector<schedule::Step>* trace) const = 0;
+  virtual const workload::Workload& workload() const = 0;
+  /** Number of knob combinations (may exceed 2^53: a double). */
+  double size() const;
+  /** {"knob name": [option...]} of a choice (for records and reports). */
+  nlohmann::json describe(const KnobValues& values) const;
+};
+
+/** What a rule sees of one stage when deciding whether it applies. */
+struct StageInfo {
+  const schedule::Stage* stage = nullptr;
+  bool is_output = false;
+  bool is_injective = false;   // no reduction
+  bool has_reuse = false;      // a reduction whose inputs are reused across data axes (matmul, conv)
+  std::vector<std::string> consumers;  // stage names reading it
+};
+
+/** Lets a rule declare knobs and later read the chosen options. */
+class RuleContext {
+ public:
+  virtual ~RuleContext() = default;
+  /** Declares a knob (at space construction) and returns its index. */
+  virtual int add_knob(Knob k) = 0;
+  /** The chosen option of knob i (while applying). */
+  virtual const std::vector<int64_t>& option(int knob) const = 0;
+};
+
+/** A sketch rule: claims stages and schedules them. Rules are tried in order; the first whose applies()
+ *  is true for a stage owns it. declare() runs once per stage at space construction, apply() per
+ *  candidate, on the candidate's schedule (stages are visited consumers first). */
+class SketchRule {
+ public:
+  virtual ~SketchRule() = default;
+  virtual std::string name() const = 0;
+  virtual bool applies(const StageInfo& s, const schedule::Schedule& sch) const = 0;
+  /** Declares this stage's knobs; returns a rule-private state id stored for apply. */
+  virtual std::vector<int> declare(const StageInfo& s, const schedule::Schedule& sch, RuleContext& ctx) const = 0;
+  virtual Status apply(const StageInfo& s, schedule::Schedule& sch, const std::vector<int>& knobs,
+                       const RuleContext& ctx) const = 0;
+};
+
+struct RuleSpaceParams {
+  int max_innermost_factor = 64;     // S3 / R1 tile factors at most this
+  int max_vector_lanes = 64;
+  std::vector<int64_t> unroll_steps = {0, 16, 64, 512};  // auto_unroll_max_step options
+  int max_local_tile = 4096;         // elements of a cache_write tile
+};
+
+/** The rules tessel uses by default for CPUs, in order: inline injective intermediates, multi-level
+ *  tiling (SSRSRS) with cache_write / consumer fusion for reductions with reuse, parallel + unroll for
+ *  other reductions, fuse-split-vectorize-parallel for injective outputs. */
+std::vector<std::shared_ptr<const SketchRule>> default_cpu_rules(const RuleSpaceParams& p = {});
+
+/** A space generated from the workload's stage DAG by rules (default_cpu_rules() when rules is empty;
+ *  user rules may be put in front of the defaults). */
+std::unique_ptr<SearchSpace> make_rule_space(std::shared_ptr<const workload::Workload> w,
+                                             std::vector<std::shared_ptr<const SketchRule>> rules = {},
+                                             const RuleSpaceParams& p = {});
+
+/** AutoTVM-style: the user declares knobs and writes the function that schedules with them. */
+using KnobApplyFn = std::function<Status(schedule::Schedule&, const std::map<std::string, std::vector<int64_t>>&)>;
+std::unique_ptr<SearchSpace> make_knob_space(std::shared_ptr<const workload::Workload> w, std::vector<Knob> knobs,
+                                             KnobApplyFn apply);
+
+/** Factor tuples (f1, ..., fn) whose product divides extent, each factor <= max_factor where given
+ *  (max_factor[i] == 0: unbounded); the tuple of all ones first. */
+std::vector<std::vector<int64_t>> factor_tuples(int64_t extent, int n, const std::vector<int64_t>& max_factor);
+
+}  // namespace tessel::tuner

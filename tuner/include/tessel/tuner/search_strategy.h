@@ -1,0 +1,53 @@
+// Search strategies behind one interface: propose new candidates of a space, observe their measured
+// throughput. Created by name: "random", "grid", "evolutionary" (cost-model guided, epsilon-greedy),
+// "annealing" (simulated annealing on cost-model scores). All randomness comes from params.seed.
+#pragma once
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tessel/costmodel/cost_model.h"
+#include "tessel/tuner/search_space.h"
+
+namespace tessel::tuner {
+
+/** A valid point of a space with its trace and the trace's hash (records::trace_hash). */
+struct Candidate {
+  KnobValues knobs;
+  std::vector<schedule::Step> trace;
+  std::string trace_hash;
+};
+
+struct StrategyParams {
+  uint64_t seed = 1;
+  double epsilon = 0.05;       // evolutionary: share of each batch drawn at random
+  int population = 128;        // evolutionary / annealing: points kept per generation
+  int generations = 4;         // evolutionary: rounds of mutation + selection per batch
+  double crossover_prob = 0.2; // evolutionary: share of children made by crossover
+  int max_sample_tries = 64;   // invalid or already-seen samples tolerated per wanted candidate
+  int annealing_steps = 200;   // annealing: steps per batch
+  double annealing_temperature = 1.0;
+};
+
+class SearchStrategy {
+ public:
+  virtual ~SearchStrategy() = default;
+  /** Up to n candidates never proposed before (nor in the seen set given at creation). */
+  virtual std::vector<Candidate> propose(int n) = 0;
+  /** Measured throughput (FLOP/s; 0 for failed candidates) of proposed or database-seeded candidates. */
+  virtual void observe(const std::vector<Candidate>& c, const std::vector<double>& throughput) = 0;
+  /** True when the strategy cannot produce new candidates (grid done, space exhausted). */
+  virtual bool exhausted() const = 0;
+  virtual std::string name() const = 0;
+};
+
+/** Names accepted by make_search_strategy. */
+std::vector<std::string> search_strategy_names();
+
+/** model may be null for random and grid. seen: trace hashes already measured (exact resume). */
+std::unique_ptr<SearchStrategy> make_search_strategy(const std::string& name, const SearchSpace& space,
+                                                     costmodel::CostModel* model, const StrategyParams& params,
+                                                     const std::set<std::string>& seen = {});
+
+}  // namespace tessel::tuner

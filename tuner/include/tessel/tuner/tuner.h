@@ -1,0 +1,76 @@
+// The tuning loop: for a weighted list of workloads (tasks), repeatedly pick a task (TaskScheduler),
+// propose candidates (SearchStrategy over the task's SearchSpace, guided by a CostModel), build and run
+// them (Builder, Runner), store every result in the database, and learn. Resumes exactly from the
+// database: recorded (workload, target, trace) triples are never measured again, count toward the budget
+// and seed the search and the model.
+#pragma once
+#include <functional>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tessel/records/database.h"
+#include "tessel/tuner/measure.h"
+#include "tessel/tuner/search_strategy.h"
+
+namespace tessel::tuner {
+
+struct TuneTask {
+  std::shared_ptr<const workload::Workload> workload;
+  double weight = 1;  // occurrences in the network
+  std::string name;   // for display (defaults to the workload spec)
+};
+
+struct TuneOptions {
+  std::vector<TuneTask> tasks;
+  int64_t trials = 200;           // measured candidates over all tasks (resumed records count)
+  double time_budget_s = 0;       // wall-clock limit (0 = none)
+  std::string db_path = "tessel.db";
+  std::string target = "host";
+  std::string strategy = "evolutionary";
+  std::string cost_model = "random";
+  std::string scheduler = "gradient";
+  uint64_t seed = 1;
+  int jobs = 0;                   // build threads (0 = hardware concurrency)
+  int batch_size = 16;            // candidates per round
+  int early_stopping = 0;         // a task stops after this many trials without improvement (0 = never)
+  int remeasure_top = 3;          // at the end, re-measure each task's best k side by side
+  MeasureOptions measure;
+  StrategyParams strategy_params;
+  std::string work_dir;           // artifacts; empty = a fresh temp dir
+  // Test and extension hooks (the defaults are the local builder and runner):
+  std::function<std::unique_ptr<Builder>(const std::string& work_dir, int jobs)> make_builder;
+  std::function<std::unique_ptr<Runner>(const std::string& work_dir)> make_runner;
+};
+
+/** What the progress callback and the final summary see. */
+struct TaskSummary {
+  std::string name, spec, key;
+  double weight = 1;
+  int64_t trials = 0, resumed = 0;  // resumed: records found in the database at the start
+  double best_latency_s = 0;        // 0 = no valid candidate yet
+  double best_gflops = 0;
+  std::map<std::string, int64_t> errors;  // error kind name -> count (measured in this run)
+  nlohmann::json best_trace;
+  std::vector<std::pair<int64_t, double>> curve;  // (trials, best GFLOP/s) after each batch
+};
+
+struct TuneSummary {
+  std::vector<TaskSummary> tasks;
+  int64_t total_trials = 0;
+  double wall_s = 0;
+  double estimated_latency_s = 0;  // sum of weight x best latency (tasks without a valid result: 0)
+  bool stopped_by_time = false;
+  /** The --json document: {"tasks":[{"workload","key","best_latency_s","best_gflops","trials","errors"}],
+   *  "total_trials","wall_s","estimated_latency_s"}. */
+  nlohmann::json to_json() const;
+};
+
+using ProgressFn = std::function<void(const TuneSummary& now, double eta_s)>;
+
+/** Runs the loop. Throws UserError for bad options (unknown strategy, unreadable database, ...). */
+TuneSummary tune(const TuneOptions& options, const ProgressFn& progress = {});
+
+}  // namespace tessel::tuner

@@ -1,0 +1,313 @@
+// The default CPU sketch rules (after Ansor's CPU sketch policy, written for tessel's primitives):
+//   InlineInjective        elementwise intermediates are inlined into their consumers
+//   MultiLevelTiling       reductions with data reuse (matmul, conv, ...): data axes tiled in 4 levels and
+//                          reduction axes in 2, ordered S0 S1 R0 S2 R1 S3; the accumulating tile either in
+//                          place, in a cache_write local tile, or fused into an elementwise epilogue (the
+//                          output); outer S0 levels fused and parallel, the innermost S3 vectorized,
+//                          auto-unroll depth as a knob
+//   SimpleReduction        other reductions: parallel over data axes, optional compute_at into its consumer
+//   InjectiveRoot          elementwise outputs: all axes fused, split by a vector width, parallel + vectorized
+#include <algorithm>
+
+#include "tessel/ir/functor.h"
+#include "tessel/tuner/search_space.h"
+
+namespace tessel::tuner {
+
+namespace {
+
+using schedule::Schedule;
+using schedule::Stage;
+
+const Stage* find_stage(const Schedule& s, const std::string& name) {
+  for (auto& st : s.stages())
+    if (st->name == name) return st.get();
+  return nullptr;
+}
+
+std::vector<std::string> direct_consumers(const Schedule& s, const std::string& name) {
+  std::vector<std::string> out;
+  for (auto& st : s.stages()) {
+    auto* c = te::as_compute(st->op);
+    if (!c) continue;
+    for (auto& in : c->inputs())
+      if (in->name() == name) out.push_back(st->name);
+  }
+  return out;
+}
+
+bool will_inline(const Stage& st) { return !st.is_placeholder() && !st.is_output && !st.is_reduction(); }
+
+// Consumers after elementwise intermediates are inlined.
+std::vector<std::string> effective_consumers(const Schedule& s, const std::string& name) {
+  std::vector<std::string> out;
+  for (auto& c : direct_consumers(s, name)) {
+    const Stage* st = find_stage(s, c);
+    if (st && will_inline(*st) && st->attach != schedule::AttachKind::kAt) {
+      for (auto& cc : effective_consumers(s, c)) out.push_back(cc);
+    } else {
+      out.push_back(c);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::vector<int64_t> data_extents(const Stage& st) {
+  std::vector<int64_t> e;
+  for (auto& a : st.root_axes)
+    if (a->kind == ir::IterKind::kDataPar) e.push_back(a->extent);
+  return e;
+}
+
+// The elementwise output a reduction can be fused into (its only consumer, same data shape), or "".
+std::string fusable_epilogue(const Schedule& s, const Stage& producer) {
+  auto cons = effective_consumers(s, producer.name);
+  if (cons.size() != 1) return "";
+  const Stage* e = find_stage(s, cons[0]);
+  if (!e || !e->is_output || e->is_reduction()) return "";
+  if (data_extents(*e) != data_extents(producer)) return "";
+  return e->name;
+}
+
+bool has_reuse_reduction(const Schedule& s, const Stage& st);
+
+class InlineInjective : public SketchRule {
+ public:
+  std::string name() const override { return "inline_injective"; }
+  bool applies(const StageInfo& s, const Schedule&) const override { return !s.is_output && s.is_injective; }
+  std::vector<int> declare(const StageInfo&, const Schedule&, RuleContext&) const override { return {}; }
+  Status apply(const StageInfo& s, Schedule& sch, const std::vector<int>&, const RuleContext&) const override {
+    return sch.apply(schedule::ComputeInlineStep{s.stage->name});
+  }
+};
+
+class MultiLevelTiling : public SketchRule {
+ public:
+  explicit MultiLevelTiling(RuleSpaceParams p) : p_(std::move(p)) {}
+  std::string name() const override { return "multi_level_tiling"; }
+  bool applies(const StageInfo& s, const Schedule&) const override { return s.has_reuse && !data_extents(*s.stage).empty(); }
+
+  std::vector<int> declare(const StageInfo& s, const Schedule& sch, RuleContext& ctx) const override {
+    std::vector<int> k;
+    const std::string& n = s.stage->name;
+    for (auto& a : s.stage->root_axes) {
+      if (a->kind == ir::IterKind::kDataPar)
+        k.push_back(ctx.add_knob({n + ".tile." + a->name, factor_tuples(a->extent, 3, {0, 0, p_.max_innermost_factor})}));
+      else
+        k.push_back(ctx.add_knob({n + ".tile." + a->name, factor_tuples(a->extent, 1, {p_.max_innermost_factor})}));
+    }
+    std::vector<std::vector<int64_t>> unroll;
+    for (auto u : p_.unroll_steps) unroll.push_back({u});
+    k.push_back(ctx.add_knob({n + ".unroll", unroll}));
+    // Where the accumulating tile lives: in place (0) or in a local tile (1); fused into the epilogue
+    // when there is one.
+    if (fusable_epilogue(sch, *s.stage).empty()) k.push_back(ctx.add_knob({n + ".cache_write", {{0}, {1}}}));
+    return k;
+  }
+
+  Status apply(const StageInfo& s, Schedule& sch, const std::vector<int>& k, const RuleContext& ctx) const override {
+    const std::string name = s.stage->name;
+    std::vector<std::string> data, red;
+    std::vector<std::vector<int64_t>> dt, rt;
+    size_t ki = 0;
+    for (auto& a : s.stage->root_axes) {
+      if (a->kind == ir::IterKind::kDataPar) {
+        data.push_back(a->name);
+        dt.push_back(ctx.option(k[ki++]));
+      } else {
+        red.push_back(a->name);
+        rt.push_back(ctx.option(k[ki++]));
+      }
+    }
+    int64_t unroll = ctx.option(k[ki++])[0];
+    std::string epilogue = fusable_epilogue(sch, *s.stage);
+    bool cache = epilogue.empty() && ctx.option(k[ki++])[0] == 1;
+    int64_t tile = 1;
+    for (auto& t : dt) tile *= t[1] * t[2];
+    if ((cache || !epilogue.empty()) && tile > p_.max_local_tile)
+      return Status::error("local tile of " + std::to_string(tile) + " elements is over the limit");
+
+    if (!cache && epilogue.empty()) {  // tile in place: S0 S1 R0 S2 R1 S3
+      std::vector<std::string> s0, s1, s2, s3, r0, r1;
+      for (size_t i = 0; i < data.size(); ++i) {
+        auto lv = split_levels(sch, name, data[i], {dt[i][0] * dt[i][1] * dt[i][2], dt[i][1] * dt[i][2], dt[i][2]});
+        s0.push_back(lv[0]), s1.push_back(lv[1]), s2.push_back(lv[2]), s3.push_back(lv[3]);
+      }
+      for (size_t i = 0; i < red.size(); ++i) {
+        auto lv = split_levels(sch, name, red[i], {rt[i][0]});
+        r0.push_back(lv[0]), r1.push_back(lv[1]);
+      }
+      reorder(sch, name, {s0, s1, r0, s2, r1, s3});
+      finish(sch, name, s0, s3.back(), dt.back()[2], unroll);
+      return Status::ok();
+    }
+    // Outer stage (the epilogue, or the stage itself after cache_write): S0 S1 | inner tile.
+    std::string inner_stage = name;
+    std::string outer = epilogue;
+    if (cache) {
+      inner_stage = sch.cache_write(name, "local");
+      outer = name;
+    }
+    const Stage* os = find_stage(sch, outer);
+    std::vector<std::string> odata;
+    for (auto& a : os->root_axes)
+      if (a->kind == ir::IterKind::kDataPar) odata.push_back(a->name);
+    std::vector<std::string> s0, s1, i2, i3;
+    for (size_t i = 0; i < odata.size(); ++i) {
+      auto lv = split_levels(sch, outer, odata[i], {dt[i][0] * dt[i][1] * dt[i][2], dt[i][1] * dt[i][2], dt[i][2]});
+      s0.push_back(lv[0]), s1.push_back(lv[1]), i2.push_back(lv[2]), i3.push_back(lv[3]);
+    }
+    reorder(sch, outer, {s0, s1, i2, i3});
+    finish(sch, outer, s0, i3.back(), dt.back()[2], 0);
+    Status st = sch.apply(schedule::ComputeAtStep{inner_stage, outer, s1.back()});
+    if (!st) return st;
+    // The accumulating tile: R0 S2 R1 S3 over its (bound-inferred) region.
+    std::vector<std::string> r0, r1, s2, s3;
+    const Stage* is = find_stage(sch, inner_stage);
+    std::vector<std::string> idata, ired;
+    for (auto& a : is->root_axes) (a->kind == ir::IterKind::kDataPar ? idata : ired).push_back(a->name);
+    for (size_t i = 0; i < idata.size(); ++i) {
+      auto lv = split_levels(sch, inner_stage, idata[i], {dt[i][2]});
+      s2.push_back(lv[0]), s3.push_back(lv[1]);
+    }
+    for (size_t i = 0; i < ired.size(); ++i) {
+      auto lv = split_levels(sch, inner_stage, ired[i], {rt[i][0]});
+      r0.push_back(lv[0]), r1.push_back(lv[1]);
+    }
+    reorder(sch, inner_stage, {r0, s2, r1, s3});
+    if (dt.back()[2] > 1 && dt.back()[2] <= p_.max_vector_lanes) sch.vectorize(inner_stage, s3.back());
+    if (unroll > 0) sch.pragma(inner_stage, sch.leaf_names(inner_stage).front(), "auto_unroll_max_step", unroll);
+    return Status::ok();
+  }
+
+ private:
+  // Splits axis by each factor in turn (outermost first); returns the len+1 levels, outermost first.
+  static std::vector<std::string> split_levels(Schedule& sch, const std::string& stage, const std::string& axis,
+                                               const std::vector<int64_t>& factors) {
+    std::vector<std::string> lv;
+    std::string rest = axis;
+    for (int64_t f : factors) {
+      auto [o, i] = sch.split(stage, rest, std::max<int64_t>(f, 1));
+      lv.push_back(o);
+      rest = i;
+    }
+    lv.push_back(rest);
+    return lv;
+  }
+  static void reorder(Schedule& sch, const std::string& stage, const std::vector<std::vector<std::string>>& groups) {
+    std::vector<std::string> order;
+    for (auto& g : groups) order.insert(order.end(), g.begin(), g.end());
+    if (order.size() > 1) sch.reorder(stage, order);
+  }
+  // Fuses the S0 loops (outermost, consecutive) and runs them in parallel; vectorizes the innermost.
+  void finish(Schedule& sch, const std::string& stage, const std::vector<std::string>& s0, const std::string& innermost,
+              int64_t inner_extent, int64_t unroll) const {
+    std::string par = s0.size() > 1 ? sch.fuse(stage, s0) : s0[0];
+    sch.parallel(stage, par);
+    if (inner_extent > 1 && inner_extent <= p_.max_vector_lanes) sch.vectorize(stage, innermost);
+    if (unroll > 0) sch.pragma(stage, par, "auto_unroll_max_step", unroll);
+  }
+  RuleSpaceParams p_;
+};
+
+class SimpleReduction : public SketchRule {
+ public:
+  explicit SimpleReduction(RuleSpaceParams p) : p_(std::move(p)) {}
+  std::string name() const override { return "simple_reduction"; }
+  bool applies(const StageInfo& s, const Schedule&) const override { return !s.is_injective; }
+  std::vector<int> declare(const StageInfo& s, const Schedule& sch, RuleContext& ctx) const override {
+    std::vector<std::vector<int64_t>> unroll;
+    for (auto u : p_.unroll_steps) unroll.push_back({u});
+    std::vector<int> k{ctx.add_knob({s.stage->name + ".unroll", unroll})};
+    if (!s.is_output && effective_consumers(sch, s.stage->name).size() == 1)
+      k.push_back(ctx.add_knob({s.stage->name + ".compute_at_consumer", {{0}, {1}}}));
+    return k;
+  }
+  Status apply(const StageInfo& s, Schedule& sch, const std::vector<int>& k, const RuleContext& ctx) const override {
+    const std::string& n = s.stage->name;
+    int64_t unroll = ctx.option(k[0])[0];
+    bool at = k.size() > 1 && ctx.option(k[1])[0] == 1;
+    auto leaves = sch.leaf_names(n);
+    if (at) {
+      std::string consumer = effective_consumers(sch, n)[0];
+      auto cl = sch.leaf_names(consumer);
+      if (cl.empty()) return Status::error("consumer has no loops");
+      Status st = sch.apply(schedule::ComputeAtStep{n, consumer, cl.front()});
+      if (!st) return st;
+    } else if (!data_extents(*s.stage).empty()) {
+      sch.parallel(n, leaves.front());
+    }
+    if (unroll > 0) sch.pragma(n, leaves.front(), "auto_unroll_max_step", unroll);
+    return Status::ok();
+  }
+
+ private:
+  RuleSpaceParams p_;
+};
+
+class InjectiveRoot : public SketchRule {
+ public:
+  explicit InjectiveRoot(RuleSpaceParams p) : p_(std::move(p)) {}
+  std::string name() const override { return "injective_root"; }
+  bool applies(const StageInfo& s, const Schedule& sch) const override {
+    if (!s.is_injective) return false;
+    // An epilogue fused into a multi-level-tiled producer is scheduled by that rule.
+    for (auto& st : sch.stages()) {
+      auto* c = te::as_compute(st->op);
+      if (c && c->reduce() && fusable_epilogue(sch, *st) == s.stage->name && has_reuse_reduction(sch, *st)) return false;
+    }
+    return true;
+  }
+  std::vector<int> declare(const StageInfo& s, const Schedule&, RuleContext& ctx) const override {
+    int64_t total = 1;
+    for (auto e : data_extents(*s.stage)) total *= e;
+    std::vector<std::vector<int64_t>> v;
+    for (int64_t w : {1, 4, 8, 16, 32, 64})
+      if (w <= total && w <= p_.max_vector_lanes) v.push_back({w});
+    return {ctx.add_knob({s.stage->name + ".vector", v})};
+  }
+  Status apply(const StageInfo& s, Schedule& sch, const std::vector<int>& k, const RuleContext& ctx) const override {
+    const std::string& n = s.stage->name;
+    int64_t w = ctx.option(k[0])[0];
+    auto leaves = sch.leaf_names(n);
+    std::string f = leaves.size() > 1 ? sch.fuse(n, leaves) : leaves[0];
+    if (w > 1) {
+      auto [o, i] = sch.split(n, f, w);
+      sch.parallel(n, o);
+      sch.vectorize(n, i);
+    } else {
+      sch.parallel(n, f);
+    }
+    return Status::ok();
+  }
+
+ private:
+  RuleSpaceParams p_;
+};
+
+bool has_reuse_reduction(const Schedule& s, const Stage& st) {
+  auto* c = te::as_compute(st.op);
+  if (!c || !c->reduce()) return false;
+  bool reuse = false;
+  ir::post_order_visit(c->body, [&](const ir::Expr& e) {
+    auto* t = e.as<ir::TensorRead>();
+    if (!t) return;
+    for (auto& ax : c->axis) {
+      bool used = false;
+      for (auto& idx : t->indices) used |= ir::uses_var(idx, [&](const ir::VarNode* v) { return v == ax->var.get(); });
+      if (!used) reuse = true;
+    }
+  });
+  return reuse;
+}
+
+}  // namespace
+
+std::vector<std::shared_ptr<const SketchRule>> default_cpu_rules(const RuleSpaceParams& p) {
+  return {std::make_shared<InlineInjective>(), std::make_shared<MultiLevelTiling>(p),
+          std::make_shared<SimpleReduction>(p), std::make_shared<InjectiveRoot>(p)};
+}
+
+}  // namespace tessel::tuner

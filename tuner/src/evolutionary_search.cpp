@@ -1,0 +1,101 @@
+// Evolutionary search guided by the cost model (after Ansor): a population seeded with the best
+// measured candidates and random samples evolves for a few generations by mutation (tile sizes,
+// compute locations, parallel/unroll/vector choices are all knobs) and crossover, selected by model
+// score; a batch is the best-scored unseen members, with an epsilon share of random candidates
+// (exploration). Invalid children are rejected before measurement (make_trace fails).
+#include <algorithm>
+#include <numeric>
+
+#include "strategy_base.h"
+
+namespace tessel::tuner::detail {
+
+class EvolutionarySearch : public StrategyBase {
+ public:
+  using StrategyBase::StrategyBase;
+
+  std::vector<Candidate> propose(int n) override {
+    std::set<std::string> taken;
+    int n_random = std::max(0, int(n * p_.epsilon + 0.5));
+    if (!model_ || !model_->trained()) n_random = n;  // nothing learned yet: explore
+    std::vector<Candidate> out;
+    if (n_random < n) {
+      std::vector<Candidate> pop = initial_population(&taken);
+      for (int g = 0; g < p_.generations && !pop.empty(); ++g) pop = next_generation(pop);
+      // Best-scored members not measured before.
+      std::vector<double> sc = score(pop);
+      std::vector<size_t> idx(pop.size());
+      std::iota(idx.begin(), idx.end(), 0);
+      std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return sc[a] > sc[b]; });
+      std::set<std::string> in_batch;
+      for (size_t i : idx) {
+        if (int(out.size()) >= n - n_random) break;
+        if (!fresh(pop[i]) || in_batch.count(pop[i].trace_hash)) continue;
+        in_batch.insert(pop[i].trace_hash);
+        seen_.insert(pop[i].trace_hash);
+        out.push_back(pop[i]);
+      }
+      taken.insert(in_batch.begin(), in_batch.end());
+    }
+    auto rnd = sample(n - int(out.size()), &taken);
+    out.insert(out.end(), rnd.begin(), rnd.end());
+    return out;
+  }
+  bool exhausted() const override { return sample_failures_ && double(seen_.size()) >= space_.size(); }
+  std::string name() const override { return "evolutionary"; }
+
+ private:
+  std::vector<Candidate> initial_population(std::set<std::string>*) {
+    std::vector<Candidate> pop;
+    std::vector<const Measured*> best;
+    for (auto& m : history_)
+      if (m.throughput > 0) best.push_back(&m);
+    std::sort(best.begin(), best.end(), [](auto* a, auto* b) { return a->throughput > b->throughput; });
+    for (size_t i = 0; i < best.size() && int(pop.size()) < p_.population / 2; ++i) pop.push_back(best[i]->c);
+    for (int tries = 0; int(pop.size()) < p_.population && tries < p_.population * 8; ++tries) {
+      Candidate c;
+      if (realize(random_knobs(), &c)) pop.push_back(std::move(c));
+    }
+    return pop;
+  }
+
+  std::vector<Candidate> next_generation(const std::vector<Candidate>& pop) {
+    std::vector<double> sc = score(pop);
+    // Parents drawn with probability rising with rank.
+    std::vector<size_t> idx(pop.size());
+    std::iota(idx.begin(), idx.end(), 0);
+    std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return sc[a] > sc[b]; });
+    std::vector<double> w(pop.size());
+    for (size_t r = 0; r < idx.size(); ++r) w[idx[r]] = 1.0 / (1.0 + double(r));
+    std::discrete_distribution<size_t> pick(w.begin(), w.end());
+    std::vector<Candidate> children;
+    std::set<std::string> hashes;
+    for (auto& c : pop) hashes.insert(c.trace_hash);
+    for (int tries = 0; int(children.size()) < p_.population && tries < p_.population * 8; ++tries) {
+      KnobValues k = std::uniform_real_distribution<double>(0, 1)(rng_) < p_.crossover_prob
+                         ? crossover(pop[pick(rng_)].knobs, pop[pick(rng_)].knobs)
+                         : mutate(pop[pick(rng_)].knobs);
+      Candidate c;
+      if (!realize(k, &c) || hashes.count(c.trace_hash)) continue;
+      hashes.insert(c.trace_hash);
+      children.push_back(std::move(c));
+    }
+    // Survivors: the best of parents and children by score.
+    std::vector<Candidate> all = pop;
+    all.insert(all.end(), children.begin(), children.end());
+    std::vector<double> as = score(all);
+    std::vector<size_t> ai(all.size());
+    std::iota(ai.begin(), ai.end(), 0);
+    std::sort(ai.begin(), ai.end(), [&](size_t a, size_t b) { return as[a] > as[b]; });
+    std::vector<Candidate> next;
+    for (size_t i = 0; i < ai.size() && int(next.size()) < p_.population; ++i) next.push_back(all[ai[i]]);
+    return next;
+  }
+};
+
+std::unique_ptr<SearchStrategy> make_evolutionary_search(const SearchSpace& s, costmodel::CostModel* m,
+                                                         const StrategyParams& p, const std::set<std::string>& seen) {
+  return std::make_unique<EvolutionarySearch>(s, m, p, seen);
+}
+
+}  // namespace tessel::tuner::detail

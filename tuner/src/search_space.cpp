@@ -1,0 +1,200 @@
+// Search-space plumbing: the rule-generated space (stages visited consumers first, the first applicable
+// rule owns a stage), the AutoTVM-style knob space, and factor enumeration.
+#include "tessel/tuner/search_space.h"
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "tessel/ir/functor.h"
+
+namespace tessel::tuner {
+
+double SearchSpace::size() const {
+  double n = 1;
+  for (auto& k : knobs()) n *= double(std::max<size_t>(1, k.options.size()));
+  return n;
+}
+
+nlohmann::json SearchSpace::describe(const KnobValues& values) const {
+  nlohmann::json j = nlohmann::json::object();
+  for (size_t i = 0; i < knobs().size() && i < values.size(); ++i) j[knobs()[i].name] = knobs()[i].options[values[i]];
+  return j;
+}
+
+std::vector<std::vector<int64_t>> factor_tuples(int64_t extent, int n, const std::vector<int64_t>& max_factor) {
+  std::vector<int64_t> divisors;
+  for (int64_t d = 1; d <= extent; ++d)
+    if (extent % d == 0) divisors.push_back(d);
+  std::vector<std::vector<int64_t>> out;
+  std::vector<int64_t> cur;
+  std::function<void(int64_t)> rec = [&](int64_t remaining) {
+    if (int(cur.size()) == n) {
+      out.push_back(cur);
+      return;
+    }
+    int64_t cap = size_t(cur.size()) < max_factor.size() && max_factor[cur.size()] > 0 ? max_factor[cur.size()] : remaining;
+    for (int64_t d : divisors) {
+      if (d > cap || remaining % d) continue;
+      cur.push_back(d);
+      rec(remaining / d);
+      cur.pop_back();
+    }
+  };
+  rec(extent);
+  return out;  // divisors ascending: the all-ones tuple comes first
+}
+
+namespace {
+
+class RuleSpace : public SearchSpace, public RuleContext {
+ public:
+  RuleSpace(std::shared_ptr<const workload::Workload> w, std::vector<std::shared_ptr<const SketchRule>> rules)
+      : w_(std::move(w)), rules_(std::move(rules)) {
+    schedule::Schedule s(w_->outputs);
+    analyze(s);
+    for (auto it = order_.rbegin(); it != order_.rend(); ++it) {
+      StageInfo info = info_for(*it, s);
+      if (!info.stage || info.stage->is_placeholder()) continue;
+      for (auto& r : rules_) {
+        if (!r->applies(info, s)) continue;
+        Claim c{*it, r.get(), {}};
+        c.knobs = r->declare(info, s, *this);
+        claims_.push_back(c);
+        break;
+      }
+    }
+  }
+  const std::vector<Knob>& knobs() const override { return knobs_; }
+  const workload::Workload& workload() const override { return *w_; }
+  int add_knob(Knob k) override {
+    TESSEL_ICHECK(!k.options.empty()) << "knob " << k.name << " without options";
+    knobs_.push_back(std::move(k));
+    return int(knobs_.size()) - 1;
+  }
+  const std::vector<int64_t>& option(int knob) const override { return knobs_[knob].options[(*values_)[knob]]; }
+
+  Status make_trace(const KnobValues& values, std::vector<schedule::Step>* trace) const override {
+    if (values.size() != knobs_.size()) return Status::error("knob count mismatch");
+    for (size_t i = 0; i < values.size(); ++i)
+      if (values[i] < 0 || size_t(values[i]) >= knobs_[i].options.size()) return Status::error("knob value out of range");
+    schedule::Schedule s(w_->outputs);
+    values_ = &values;
+    try {
+      for (auto& c : claims_) {
+        StageInfo info = info_for(c.stage, s);
+        Status st = c.rule->apply(info, s, c.knobs, *this);
+        if (!st) return Status::error(c.rule->name() + " on " + c.stage + ": " + st.message());
+      }
+    } catch (const UserError& e) {
+      return Status::error(e.what());
+    }
+    *trace = s.trace();
+    return Status::ok();
+  }
+
+ private:
+  struct Claim {
+    std::string stage;
+    const SketchRule* rule;
+    std::vector<int> knobs;
+  };
+
+  void analyze(const schedule::Schedule& s) {
+    for (auto& st : s.stages()) {
+      order_.push_back(st->name);
+      auto* c = te::as_compute(st->op);
+      if (!c) continue;
+      for (auto& in : c->inputs()) consumers_[in->name()].push_back(st->name);
+      bool reuse = false;
+      if (c->reduce()) {
+        ir::post_order_visit(c->body, [&](const ir::Expr& e) {
+          auto* t = e.as<ir::TensorRead>();
+          if (!t) return;
+          for (auto& ax : c->axis) {
+            bool used = false;
+            for (auto& idx : t->indices)
+              used |= ir::uses_var(idx, [&](const ir::VarNode* v) { return v == ax->var.get(); });
+            if (!used) reuse = true;
+          }
+        });
+      }
+      reuse_[st->name] = reuse;
+    }
+  }
+
+  StageInfo info_for(const std::string& name, const schedule::Schedule& s) const {
+    StageInfo info;
+    const schedule::Stage* st = nullptr;
+    for (auto& x : s.stages())
+      if (x->name == name) st = x.get();
+    info.stage = st;
+    if (!st) return info;
+    info.is_output = st->is_output;
+    info.is_injective = !st->is_reduction();
+    auto it = reuse_.find(name);
+    info.has_reuse = it != reuse_.end() && it->second;
+    auto ci = consumers_.find(name);
+    if (ci != consumers_.end()) info.consumers = ci->second;
+    return info;
+  }
+
+  std::shared_ptr<const workload::Workload> w_;
+  std::vector<std::shared_ptr<const SketchRule>> rules_;
+  std::vector<Knob> knobs_;
+  std::vector<std::string> order_;
+  std::map<std::string, std::vector<std::string>> consumers_;
+  std::map<std::string, bool> reuse_;
+  std::vector<Claim> claims_;
+  mutable const KnobValues* values_ = nullptr;
+};
+
+class KnobSpace : public SearchSpace {
+ public:
+  KnobSpace(std::shared_ptr<const workload::Workload> w, std::vector<Knob> k, KnobApplyFn f)
+      : w_(std::move(w)), knobs_(std::move(k)), apply_(std::move(f)) {
+    for (auto& x : knobs_) TESSEL_CHECK(!x.options.empty()) << "knob " << x.name << " has no options";
+  }
+  const std::vector<Knob>& knobs() const override { return knobs_; }
+  const workload::Workload& workload() const override { return *w_; }
+  Status make_trace(const KnobValues& values, std::vector<schedule::Step>* trace) const override {
+    if (values.size() != knobs_.size()) return Status::error("knob count mismatch");
+    std::map<std::string, std::vector<int64_t>> chosen;
+    for (size_t i = 0; i < values.size(); ++i) {
+      if (values[i] < 0 || size_t(values[i]) >= knobs_[i].options.size()) return Status::error("knob value out of range");
+      chosen[knobs_[i].name] = knobs_[i].options[values[i]];
+    }
+    schedule::Schedule s(w_->outputs);
+    try {
+      Status st = apply_(s, chosen);
+      if (!st) return st;
+    } catch (const UserError& e) {
+      return Status::error(e.what());
+    }
+    *trace = s.trace();
+    return Status::ok();
+  }
+
+ private:
+  std::shared_ptr<const workload::Workload> w_;
+  std::vector<Knob> knobs_;
+  KnobApplyFn apply_;
+};
+
+}  // namespace
+
+std::unique_ptr<SearchSpace> make_rule_space(std::shared_ptr<const workload::Workload> w,
+                                             std::vector<std::shared_ptr<const SketchRule>> rules,
+                                             const RuleSpaceParams& p) {
+  auto defaults = default_cpu_rules(p);
+  rules.insert(rules.end(), defaults.begin(), defaults.end());
+  return std::make_unique<RuleSpace>(std::move(w), std::move(rules));
+}
+
+std::unique_ptr<SearchSpace> make_knob_space(std::shared_ptr<const workload::Workload> w, std::vector<Knob> knobs,
+                                             KnobApplyFn apply) {
+  return std::make_unique<KnobSpace>(std::move(w), std::move(knobs), std::move(apply));
+}
+
+}  // namespace tessel::tuner

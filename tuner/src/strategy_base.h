@@ -1,0 +1,95 @@
+// Shared machinery of the strategies: random sampling of valid, unseen candidates; mutation and
+// crossover of knob vectors; the measured history.
+#pragma once
+#include <random>
+#include <set>
+
+#include "tessel/records/record.h"
+#include "tessel/tuner/search_strategy.h"
+
+namespace tessel::tuner::detail {
+
+class StrategyBase : public SearchStrategy {
+ public:
+  StrategyBase(const SearchSpace& space, costmodel::CostModel* model, const StrategyParams& p,
+               const std::set<std::string>& seen)
+      : space_(space), model_(model), p_(p), rng_(p.seed), seen_(seen) {}
+
+  void observe(const std::vector<Candidate>& c, const std::vector<double>& t) override {
+    for (size_t i = 0; i < c.size(); ++i) {
+      seen_.insert(c[i].trace_hash);
+      if (!c[i].knobs.empty()) history_.push_back({c[i], t[i]});
+    }
+    std::vector<costmodel::Candidate> mc;
+    for (auto& x : c) mc.push_back({&space_.workload(), &x.trace});
+    if (model_) model_->update(mc, t);
+  }
+
+ protected:
+  struct Measured {
+    Candidate c;
+    double throughput;
+  };
+
+  /** Builds the candidate for knob values; false when invalid. Does not check `seen`. */
+  bool realize(const KnobValues& k, Candidate* c) {
+    c->knobs = k;
+    c->trace.clear();
+    if (!space_.make_trace(k, &c->trace)) return false;
+    c->trace_hash = records::trace_hash(schedule::trace_to_json(c->trace));
+    return true;
+  }
+  bool fresh(const Candidate& c, const std::set<std::string>& extra = {}) const {
+    return !seen_.count(c.trace_hash) && !extra.count(c.trace_hash);
+  }
+  KnobValues random_knobs() {
+    KnobValues k;
+    for (auto& kn : space_.knobs()) k.push_back(std::uniform_int_distribution<int>(0, int(kn.options.size()) - 1)(rng_));
+    return k;
+  }
+  KnobValues mutate(KnobValues k) {
+    if (k.empty()) return k;
+    int changes = 1 + (std::uniform_real_distribution<double>(0, 1)(rng_) < 0.3);
+    for (int c = 0; c < changes; ++c) {
+      size_t i = std::uniform_int_distribution<size_t>(0, k.size() - 1)(rng_);
+      int n = int(space_.knobs()[i].options.size());
+      if (n > 1) k[i] = std::uniform_int_distribution<int>(0, n - 1)(rng_);
+    }
+    return k;
+  }
+  KnobValues crossover(const KnobValues& a, const KnobValues& b) {
+    KnobValues k = a;
+    for (size_t i = 0; i < k.size(); ++i)
+      if (std::uniform_int_distribution<int>(0, 1)(rng_)) k[i] = b[i];
+    return k;
+  }
+  /** Up to n fresh random candidates. */
+  std::vector<Candidate> sample(int n, std::set<std::string>* taken) {
+    std::vector<Candidate> out;
+    for (int tries = 0; int(out.size()) < n && tries < n * p_.max_sample_tries; ++tries) {
+      Candidate c;
+      if (!realize(random_knobs(), &c) || !fresh(c, *taken)) continue;
+      taken->insert(c.trace_hash);
+      seen_.insert(c.trace_hash);  // proposed once, never again
+      out.push_back(std::move(c));
+    }
+    if (int(out.size()) < n) sample_failures_ = true;
+    return out;
+  }
+  std::vector<double> score(const std::vector<Candidate>& c) {
+    if (!model_) return std::vector<double>(c.size(), 0.0);
+    std::vector<costmodel::Candidate> mc;
+    for (auto& x : c) mc.push_back({&space_.workload(), &x.trace});
+    return model_->predict(mc);
+  }
+
+  const SearchSpace& space_;
+  costmodel::CostModel* model_;
+  StrategyParams p_;
+  std::mt19937_64 rng_;
+  std::set<std::string> seen_;
+  std::vector<Measured> history_;
+  bool sample_failures_ = false;
+};
+
+}  // namespace tessel::tuner::detail

@@ -1,0 +1,305 @@
+// The tuning loop (see tuner.h).
+//
+// Guide: TaskRun holds one task's space, model, strategy and best; resume() loads the database's records
+// of the task (they count toward the budget, are never proposed again and seed strategy and model);
+// measure_batch() builds, runs and records one batch; remeasure() re-times the best few side by side.
+#include "tessel/tuner/tuner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <random>
+#include <thread>
+#include <unistd.h>
+
+#include "tessel/codegen/target.h"
+#include "tessel/records/target_match.h"
+#include "tessel/support/log.h"
+#include "tessel/support/sha256.h"
+#include "tessel/tuner/task_scheduler.h"
+
+namespace tessel::tuner {
+
+nlohmann::json TuneSummary::to_json() const {
+  nlohmann::json t = nlohmann::json::array();
+  for (auto& x : tasks) {
+    nlohmann::json errors = nlohmann::json::object();
+    for (auto& [k, v] : x.errors) errors[k] = v;
+    t.push_back({{"workload", x.spec},
+                 {"key", x.key},
+                 {"name", x.name},
+                 {"weight", x.weight},
+                 {"best_latency_s", x.best_latency_s > 0 ? nlohmann::json(x.best_latency_s) : nlohmann::json()},
+                 {"best_gflops", x.best_gflops},
+                 {"trials", x.trials},
+                 {"resumed", x.resumed},
+                 {"errors", errors}});
+  }
+  return {{"tasks", t},
+          {"total_trials", total_trials},
+          {"wall_s", wall_s},
+          {"estimated_latency_s", estimated_latency_s},
+          {"stopped_by_time", stopped_by_time}};
+}
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+// A signature of a space's knobs, stored with each record so a resumed run can map traces back to knobs.
+std::string space_signature(const SearchSpace& s) {
+  std::string text;
+  for (auto& k : s.knobs()) text += k.name + ":" + std::to_string(k.options.size()) + ";";
+  return sha256_hex(text).substr(0, 16);
+}
+
+struct TaskRun {
+  TuneTask task;
+  std::unique_ptr<SearchSpace> space;
+  std::unique_ptr<costmodel::CostModel> model;
+  std::unique_ptr<SearchStrategy> strategy;
+  std::string signature;
+  TaskSummary summary;
+  TaskState state;
+  int64_t since_improvement = 0;
+};
+
+class Tuning {
+ public:
+  Tuning(const TuneOptions& o, const ProgressFn& progress) : o_(o), progress_(progress) {
+    TESSEL_CHECK(!o.tasks.empty()) << "nothing to tune: give at least one workload";
+    TESSEL_CHECK(o.trials >= 0) << "--trials must be >= 0";
+    TESSEL_CHECK(o.batch_size >= 1) << "batch size must be >= 1";
+    target_ = codegen::Target::parse(o.target).to_string();
+    db_ = records::open_database(o.db_path);
+    scheduler_ = make_task_scheduler(o.scheduler);
+    auto names = search_strategy_names();
+    if (std::find(names.begin(), names.end(), o.strategy) == names.end())
+      make_search_strategy(o.strategy, *make_rule_space(o.tasks[0].workload), nullptr, o.strategy_params);  // throws
+    work_dir_ = o.work_dir;
+    if (work_dir_.empty()) {
+      work_dir_ = (std::filesystem::temp_directory_path() /
+                   ("tessel-tune-" + std::to_string(::getpid()) + "-" + std::to_string(o.seed)))
+                      .string();
+    }
+    std::filesystem::create_directories(work_dir_);
+    int jobs = o.jobs > 0 ? o.jobs : int(std::max(1u, std::thread::hardware_concurrency()));
+    builder_ = o.make_builder ? o.make_builder(work_dir_, jobs) : make_local_builder(work_dir_, jobs);
+    runner_ = o.make_runner ? o.make_runner(work_dir_) : make_local_runner(work_dir_);
+    uint64_t seed = o.seed;
+    for (auto& t : o.tasks) {
+      TaskRun r;
+      r.task = t;
+      r.space = make_rule_space(t.workload);
+      r.model = costmodel::make_cost_model(o.cost_model, {{"seed", seed}});
+      r.signature = space_signature(*r.space);
+      r.summary.name = t.name.empty() ? t.workload->spec : t.name;
+      r.summary.spec = t.workload->spec;
+      r.summary.key = t.workload->key;
+      r.summary.weight = t.weight;
+      r.state.weight = t.weight;
+      db_->add_workload(*t.workload);
+      StrategyParams sp = o.strategy_params;
+      sp.seed = seed++;
+      auto hashes = db_->trace_hashes(t.workload->key, target_);
+      r.strategy = make_search_strategy(o.strategy, *r.space, r.model.get(), sp,
+                                        std::set<std::string>(hashes.begin(), hashes.end()));
+      runs_.push_back(std::move(r));
+    }
+  }
+
+  TuneSummary run() {
+    start_ = clock_type::now();
+    nlohmann::json settings = {{"strategy", o_.strategy}, {"cost_model", o_.cost_model}, {"scheduler", o_.scheduler},
+                               {"seed", o_.seed},         {"trials", o_.trials},         {"target", target_},
+                               {"measure", o_.measure.to_json()}};
+    run_id_ = db_->begin_run(settings);
+    for (auto& r : runs_) resume(r);
+    while (true) {
+      if (total_trials() >= o_.trials) break;
+      if (o_.time_budget_s > 0 && elapsed() >= o_.time_budget_s) {
+        stopped_by_time_ = true;
+        break;
+      }
+      std::vector<TaskState> states;
+      for (auto& r : runs_) states.push_back(r.state);
+      int ti = scheduler_->next(states);
+      if (ti < 0) break;
+      measure_batch(runs_[ti]);
+      report_progress();
+    }
+    for (auto& r : runs_) remeasure(r);
+    TuneSummary s = summary();
+    db_->end_run(run_id_, s.to_json());
+    std::error_code ec;
+    if (o_.work_dir.empty()) std::filesystem::remove_all(work_dir_, ec);
+    return s;
+  }
+
+ private:
+  double elapsed() const { return std::chrono::duration<double>(clock_type::now() - start_).count(); }
+  int64_t total_trials() const {
+    int64_t n = 0;
+    for (auto& r : runs_) n += r.state.trials;
+    return n;
+  }
+
+  void note_best(TaskRun& r, double median_s, const nlohmann::json& trace) {
+    if (median_s <= 0 || !std::isfinite(median_s)) return;
+    if (r.state.best_latency_s == 0 || median_s < r.state.best_latency_s) {
+      r.state.best_latency_s = median_s;
+      r.summary.best_latency_s = median_s;
+      r.summary.best_gflops = r.task.workload->flop_count() / median_s / 1e9;
+      r.summary.best_trace = trace;
+      r.since_improvement = 0;
+    }
+  }
+
+  void resume(TaskRun& r) {
+    records::RecordQuery q;
+    q.workload_key = r.task.workload->key;
+    q.target = target_;
+    auto recs = db_->records(q);
+    std::vector<Candidate> seeds;
+    std::vector<double> thr;
+    for (auto& rec : recs) {
+      ++r.state.trials;
+      ++r.summary.resumed;
+      if (rec.ok()) note_best(r, rec.median_s(), rec.trace);
+      // Seed the search with the knobs the record was made from (when the space is the same).
+      const auto& b = rec.build_settings;
+      if (b.is_object() && b.value("space", std::string()) == r.signature && b.contains("knobs")) {
+        Candidate c;
+        c.knobs = b["knobs"].get<KnobValues>();
+        c.trace = schedule::trace_from_json(rec.trace);
+        c.trace_hash = rec.trace_hash;
+        seeds.push_back(std::move(c));
+        thr.push_back(rec.ok() ? r.task.workload->flop_count() / rec.median_s() : 0.0);
+      }
+    }
+    if (!seeds.empty()) r.strategy->observe(seeds, thr);
+    r.summary.trials = r.state.trials;
+    if (r.state.trials > 0) r.state.history.push_back({r.state.trials, r.state.best_latency_s});
+    TESSEL_LOG(1) << r.summary.name << ": resumed " << recs.size() << " records from " << o_.db_path << "\n";
+  }
+
+  void measure_batch(TaskRun& r) {
+    int n = int(std::min<int64_t>(o_.batch_size, o_.trials - total_trials()));
+    std::vector<Candidate> cands = r.strategy->propose(n);
+    if (cands.empty()) {
+      r.state.done = true;  // nothing new to try
+      return;
+    }
+    std::vector<MeasureInput> inputs;
+    for (auto& c : cands) inputs.push_back({r.task.workload, c.trace});
+    std::vector<BuildResult> builds = builder_->build(inputs, o_.measure);
+    std::vector<MeasureResult> results = runner_->run(inputs, builds, o_.measure, r.state.best_latency_s);
+    std::vector<double> thr;
+    for (size_t i = 0; i < cands.size(); ++i) {
+      const MeasureResult& m = results[i];
+      records::TuningRecord rec;
+      rec.workload_key = r.task.workload->key;
+      rec.target = target_;
+      rec.target_fingerprint = fingerprint_;
+      rec.trace = schedule::trace_to_json(cands[i].trace);
+      rec.trace_hash = cands[i].trace_hash;
+      rec.run_times_s = m.run_times_s;
+      rec.error_kind = m.error_kind;
+      rec.error_message = m.error_message;
+      rec.build_settings = {{"space", r.signature}, {"knobs", cands[i].knobs}, {"strategy", o_.strategy},
+                            {"build_s", m.build_s}};
+      rec.run_settings = o_.measure.to_json();
+      rec.run_id = run_id_;
+      db_->add_record(rec);
+      ++r.state.trials;
+      ++r.since_improvement;
+      if (m.ok()) {
+        note_best(r, m.median_s(), rec.trace);
+        thr.push_back(r.task.workload->flop_count() / m.median_s());
+      } else {
+        thr.push_back(0);
+        ++r.summary.errors[records::error_kind_name(m.error_kind)];
+      }
+    }
+    r.strategy->observe(cands, thr);
+    r.summary.trials = r.state.trials;
+    r.state.history.push_back({r.state.trials, r.state.best_latency_s});
+    r.summary.curve.push_back({r.state.trials, r.summary.best_gflops});
+    if (o_.early_stopping > 0 && r.since_improvement >= o_.early_stopping) r.state.done = true;
+    if (r.strategy->exhausted()) r.state.done = true;
+  }
+
+  // Re-times the best few records side by side so one noisy lucky run does not decide the winner.
+  void remeasure(TaskRun& r) {
+    if (o_.remeasure_top <= 0 || r.state.best_latency_s == 0) return;
+    auto top = db_->top_k(r.task.workload->key, target_, o_.remeasure_top);
+    if (top.size() < 2) return;
+    std::vector<MeasureInput> inputs;
+    for (auto& rec : top) inputs.push_back({r.task.workload, schedule::trace_from_json(rec.trace)});
+    auto builds = builder_->build(inputs, o_.measure);
+    auto results = runner_->run(inputs, builds, o_.measure, 0);
+    r.state.best_latency_s = 0;
+    r.summary.best_latency_s = 0;
+    for (size_t i = 0; i < top.size(); ++i) {
+      if (!results[i].ok()) continue;
+      records::TuningRecord rec = top[i];
+      rec.id = 0;
+      rec.timestamp_us = 0;
+      rec.run_times_s = results[i].run_times_s;
+      rec.run_settings = o_.measure.to_json();
+      rec.run_settings["remeasure"] = true;
+      rec.run_id = run_id_;
+      db_->add_record(rec);
+      note_best(r, results[i].median_s(), rec.trace);
+    }
+    if (r.state.best_latency_s == 0) note_best(r, top[0].median_s(), top[0].trace);
+  }
+
+  TuneSummary summary() const {
+    TuneSummary s;
+    for (auto& r : runs_) {
+      s.tasks.push_back(r.summary);
+      s.total_trials += r.state.trials;
+      s.estimated_latency_s += r.task.weight * r.state.best_latency_s;
+    }
+    s.wall_s = elapsed();
+    s.stopped_by_time = stopped_by_time_;
+    return s;
+  }
+
+  void report_progress() {
+    if (!progress_) return;
+    TuneSummary s = summary();
+    double rate = s.total_trials > 0 ? elapsed() / double(std::max<int64_t>(1, measured_now())) : 0;
+    double eta = rate * double(std::max<int64_t>(0, o_.trials - s.total_trials));
+    if (o_.time_budget_s > 0) eta = std::min(eta, std::max(0.0, o_.time_budget_s - elapsed()));
+    progress_(s, eta);
+  }
+  int64_t measured_now() const {
+    int64_t n = 0;
+    for (auto& r : runs_) n += r.state.trials - r.summary.resumed;
+    return n;
+  }
+
+  const TuneOptions& o_;
+  ProgressFn progress_;
+  std::string target_;
+  nlohmann::json fingerprint_ = records::host_fingerprint();
+  std::unique_ptr<records::Database> db_;
+  std::unique_ptr<TaskScheduler> scheduler_;
+  std::unique_ptr<Builder> builder_;
+  std::unique_ptr<Runner> runner_;
+  std::string work_dir_;
+  std::vector<TaskRun> runs_;
+  int64_t run_id_ = 0;
+  clock_type::time_point start_;
+  bool stopped_by_time_ = false;
+};
+
+}  // namespace
+
+TuneSummary tune(const TuneOptions& options, const ProgressFn& progress) { return Tuning(options, progress).run(); }
+
+}  // namespace tessel::tuner
