@@ -1,5 +1,7 @@
 // `tessel compile`: builds a workload with the best record of a tuning database (or the default
 // schedule, saying why) and writes NAME.o, NAME.so and NAME.h. See docs/compile.md.
+#include <unistd.h>
+
 #include <boost/program_options.hpp>
 #include <cstdio>
 #include <filesystem>
@@ -66,6 +68,7 @@ int run_compile(const std::vector<std::string>& args) {
   workload::Workload w = spec.empty() ? workload::from_te_file(te_file) : workload::from_spec(spec);
   records::OpenOptions oo;
   oo.create = false;
+  oo.read_only = ::access(db_path.c_str(), W_OK) != 0 && ::access(db_path.c_str(), R_OK) == 0;  // e.g. a read-only checkout
   auto db = records::open_database(db_path, oo);
   records::BuildOptions bo;
   bo.name = function;

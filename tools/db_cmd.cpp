@@ -1,5 +1,7 @@
 // `tessel db`: inspect and maintain a tuning database: list, best, show, export, import, distill, stats,
 // why. Each action takes --db PATH. See docs/records.md.
+#include <unistd.h>
+
 #include <boost/program_options.hpp>
 #include <cstdio>
 #include <iostream>
@@ -232,6 +234,8 @@ int run_db(const std::vector<std::string>& args) {
     std::cout << "imported " << added << " record(s) into " << a.db << " (" << skipped << " already present)\n";
     return 0;
   }
+  bool writes = a.action == "distill" && a.output.empty();
+  oo.read_only = !writes && ::access(a.db.c_str(), W_OK) != 0 && ::access(a.db.c_str(), R_OK) == 0;
   auto db = records::open_database(a.db, oo);
   if (a.action == "list") return do_list(*db, a);
   if (a.action == "best") return do_best(*db, a, false);

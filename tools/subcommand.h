@@ -27,4 +27,7 @@ int run_compile(const std::vector<std::string>& args);
 /** `tessel tune`: search for fast schedules of a workload, .te file or network; records into a database. */
 int run_tune(const std::vector<std::string>& args);
 
+/** `tessel report`: one self-contained HTML page (charts, traces, top records) for a tuning database. */
+int run_report(const std::vector<std::string>& args);
+
 }  // namespace tessel::tools

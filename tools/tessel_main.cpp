@@ -18,6 +18,8 @@ const Subcommand kSubcommands[] = {
      tessel::tools::run_tune},
     {"db", "inspect a tuning database: list, best, show, export, import, distill, stats, why", tessel::tools::run_db},
     {"compile", "build a workload with its best tuning record into NAME.o, NAME.so, NAME.h", tessel::tools::run_compile},
+    {"report", "one self-contained HTML page of a tuning database: tuning curves, errors, best traces",
+     tessel::tools::run_report},
 };
 
 void print_usage(std::ostream& os) {

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "tessel/ops/default_schedule.h"
 #include "tessel/records/target_match.h"
 #include "tessel/schedule/step.h"
 #include "tessel/support/error.h"
@@ -12,16 +13,10 @@
 namespace tessel::records {
 
 schedule::Schedule default_schedule(const workload::Workload& w) {
-  schedule::Schedule s(w.outputs);
-  std::vector<std::string> inline_names;
-  for (auto& st : s.stages()) {
-    if (st->is_placeholder() || st->is_reduction()) continue;
-    bool is_output = false;
-    for (auto& o : w.outputs) is_output |= o.op() == st->op;
-    if (!is_output) inline_names.push_back(st->op->name());
-  }
-  for (auto& n : inline_names) (void)s.apply(schedule::ComputeInlineStep{n});  // refused steps are skipped
-  return s;
+  ops::OpTensors t;
+  t.inputs = w.inputs;
+  t.outputs = w.outputs;
+  return ops::default_schedule(t);
 }
 
 std::string check_replay(const workload::Workload& w, const TuningRecord& r) {

@@ -312,9 +312,33 @@ class NestBuilder {
       if (s->is_placeholder() || info->is_param || s->attach == AttachKind::kInline) continue;
       std::vector<Expr> shape;
       for (auto e : info->region_extent) shape.push_back(Expr(int(e)));
+      if (s->layout_dim >= 0) {  // transform_layout: [blocks of dim][other dims][offset in block]
+        int d = s->layout_dim;
+        int64_t f = s->layout_factor;
+        shape.clear();
+        shape.push_back(Expr(int((info->region_extent[d] + f - 1) / f)));
+        for (size_t k = 0; k < info->region_extent.size(); ++k)
+          if (int(k) != d) shape.push_back(Expr(int(info->region_extent[k])));
+        shape.push_back(Expr(int(f)));
+        info->buffer = make_buffer(s->name, s->op->dtype(), shape, {}, s->scope);
+        continue;
+      }
       info->buffer = make_buffer(s->name, s->op->dtype(), shape, aligned_strides(info->region_extent, s->storage_align),
                                  s->scope);
     }
+  }
+
+  // Region-relative logical indices -> the buffer's physical indices (transform_layout).
+  static std::vector<Expr> physical(const StageInfo& info, std::vector<Expr> idx) {
+    const Stage& s = *info.st;
+    if (info.is_param || s.layout_dim < 0) return idx;
+    int d = s.layout_dim;
+    Expr f = Expr(int(s.layout_factor));
+    std::vector<Expr> out{idx[d] / f};
+    for (size_t k = 0; k < idx.size(); ++k)
+      if (int(k) != d) out.push_back(idx[k]);
+    out.push_back(idx[d] % f);
+    return out;
   }
 
   // TensorRead -> BufferLoad at the producer's region-relative index.
@@ -332,7 +356,7 @@ class NestBuilder {
         TESSEL_ICHECK(p.buffer) << "no buffer for " << p.st->name;
         std::vector<Expr> idx;
         for (size_t d = 0; d < t->indices.size(); ++d) idx.push_back(t->indices[d] - p.region_min[d]);
-        return BufferLoad::make(p.buffer, idx);
+        return BufferLoad::make(p.buffer, physical(p, idx));
       }
 
      private:
@@ -441,7 +465,7 @@ class NestBuilder {
     int n = int(axes.size());
     if (!red) {
       Expr value = to_buffer_loads(substitute(info.body, sub));
-      Stmt store = BufferStore::make(info.buffer, value, store_idx);
+      Stmt store = BufferStore::make(info.buffer, value, physical(info, store_idx));
       auto gs = place(guards(info, vals, false), vars);
       return wrap_top_guards(wrap_loops(info, vars, axes, gs, store, 0, n, {}, true), gs);
     }
@@ -474,7 +498,7 @@ class NestBuilder {
     auto ivals = leaf_values(s, ileaf);
     std::vector<Expr> init_idx;
     for (size_t d = 0; d < c->axis.size(); ++d) init_idx.push_back(ivals.at(s.root_axes[d].get()));
-    Stmt init = BufferStore::make(info.buffer, reduce_identity(r->op, r->dtype), init_idx);
+    Stmt init = BufferStore::make(info.buffer, reduce_identity(r->op, r->dtype), physical(info, init_idx));
     {
       std::vector<Var> all = std::vector<Var>(vars.begin(), vars.begin() + p);
       all.insert(all.end(), init_loop_vars.begin(), init_loop_vars.end());
@@ -485,9 +509,9 @@ class NestBuilder {
       for (int k = int(iaxes.size()) - 1; k >= 0; --k)
         init = For::make(init_loop_vars[k], Expr(0), Expr(int(E(iaxes[k]))), for_kind(s, *iaxes[k]), init);
     }
-    Expr acc = BufferLoad::make(info.buffer, store_idx);
+    Expr acc = BufferLoad::make(info.buffer, physical(info, store_idx));
     Expr src = to_buffer_loads(substitute(r->source, sub));
-    Stmt update = BufferStore::make(info.buffer, reduce_combine(r->op, acc, src), store_idx);
+    Stmt update = BufferStore::make(info.buffer, reduce_combine(r->op, acc, src), physical(info, store_idx));
     if (r->condition.defined()) update = IfThenElse::make(to_buffer_loads(substitute(r->condition, sub)), update);
     auto gs = place(guards(info, vals, false), vars);
     std::map<int, std::vector<Stmt>> prologue{{p, {init}}};

@@ -461,7 +461,24 @@ struct Primitives {
     TESSEL_CHECK(x.factor > 0 && x.offset >= 0 && x.offset < x.factor)
         << "stage " << x.stage << ", dimension " << x.dim << ": storage_align needs factor > 0 and 0 <= offset < factor";
     TESSEL_CHECK(!st.is_output) << "stage " << x.stage << " is an output; its layout is fixed by the caller";
+    TESSEL_CHECK(st.layout_dim < 0) << "stage " << x.stage << ": storage_align and transform_layout cannot be combined";
     st.storage_align[x.dim] = {x.factor, x.offset};
+  }
+
+  void transform_layout(const TransformLayoutStep& x) {
+    Stage& st = stage(x.stage);
+    TESSEL_CHECK(!st.is_output) << "stage " << x.stage << " is an output; its layout is fixed by the caller";
+    TESSEL_CHECK(x.dim >= 0 && size_t(x.dim) < st.storage_align.size())
+        << "stage " << x.stage << ": transform_layout dimension " << x.dim << " out of range (rank "
+        << st.storage_align.size() << ")";
+    TESSEL_CHECK(x.factor > 0) << "stage " << x.stage << ", dimension " << x.dim << ": transform_layout factor "
+                               << x.factor << " must be positive";
+    TESSEL_CHECK(st.layout_dim < 0) << "stage " << x.stage << " already has a layout transform (dimension "
+                                    << st.layout_dim << " by " << st.layout_factor << ")";
+    for (auto& a : st.storage_align)
+      TESSEL_CHECK(a.first == 0) << "stage " << x.stage << ": transform_layout and storage_align cannot be combined";
+    st.layout_dim = x.dim;
+    st.layout_factor = x.factor;
   }
 
   void pragma(const PragmaStep& x) {
@@ -494,6 +511,7 @@ Status Schedule::apply_step(const Step& step) {
         else if constexpr (std::is_same_v<T, RfactorStep>) p.rfactor(x);
         else if constexpr (std::is_same_v<T, StorageAlignStep>) p.storage_align(x);
         else if constexpr (std::is_same_v<T, PragmaStep>) p.pragma(x);
+        else if constexpr (std::is_same_v<T, TransformLayoutStep>) p.transform_layout(x);
       },
       step);
   p.validate_attachments();
@@ -583,6 +601,9 @@ void Schedule::parallel(const std::string& stage, const std::string& axis) {
 std::string Schedule::rfactor(const std::string& stage, const std::string& axis) {
   throw_if(apply(RfactorStep{stage, axis}));
   return newest_stage_named(stage + ".rf");
+}
+void Schedule::transform_layout(const std::string& stage, int dim, int64_t factor) {
+  throw_if(apply(TransformLayoutStep{stage, dim, factor}));
 }
 void Schedule::storage_align(const std::string& stage, int dim, int64_t factor, int64_t offset) {
   throw_if(apply(StorageAlignStep{stage, dim, factor, offset}));

@@ -199,3 +199,21 @@ TEST_CASE("a combined conv2d schedule", "[correctness]") {
   s.unroll(ol, "rx");
   expect_ok(c, s);
 }
+
+TEST_CASE("transform_layout packs an operand into blocked panels", "[correctness]") {
+  auto w = matmul(19, 37, 23);
+  Schedule s = sched(w);
+  std::string bp = s.cache_read("B", "global", {"C"});
+  s.transform_layout(bp, 1, 8);  // B.global[k][j] stored as [j/8][k][j%8] (37 is not a multiple of 8)
+  auto [jo, ji] = s.split(bp, "j", 8);
+  s.reorder(bp, {jo, "i", ji});
+  s.vectorize(bp, ji);
+  auto [cjo, cji] = s.split("C", "j", 8);
+  s.reorder("C", {cjo, "i", "k", cji});
+  s.vectorize("C", cji);
+  expect_ok(w, s);
+  auto c = conv2d(3, 9, 8, 5, 3, 1);
+  Schedule s2 = sched(c);
+  s2.transform_layout("Apad", 0, 2);  // channels blocked by 2 (3 is not a multiple)
+  expect_ok(c, s2);
+}

@@ -31,7 +31,7 @@ Step random_step(std::mt19937_64& rng, const Schedule& s) {
   for (auto& a : st.leaf_axes) leaves.push_back(a->name);
   std::string ax = leaves.empty() ? "i" : pick(rng, leaves);
   auto r = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
-  switch (r(0, 14)) {
+  switch (r(0, 15)) {
     case 0:
     case 1: return SplitStep{sn, ax, r(1, 9), r(0, 3) == 0};
     case 2: {
@@ -68,6 +68,7 @@ Step random_step(std::mt19937_64& rng, const Schedule& s) {
       return CacheReadStep{pick(rng, inputs), "local", {sn}};
     }
     case 13: return RfactorStep{sn, ax};
+    case 15: return TransformLayoutStep{sn, r(0, 2), r(1, 5)};
     default: return StorageAlignStep{sn, 0, r(1, 8), 0};
   }
 }

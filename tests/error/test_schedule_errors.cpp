@@ -100,6 +100,12 @@ TEST_CASE("cache, rfactor, storage_align, pragma errors", "[error]") {
   auto e = elementwise_chain(4, 4);
   Schedule s2({e.args.back()});
   expect_error(s2, RfactorStep{"D", "i"}, {"stage D is not a reduction"});
+  expect_error(s2, TransformLayoutStep{"D", 0, 4}, {"stage D is an output"});
+  expect_error(s2, TransformLayoutStep{"T1", 2, 4}, {"transform_layout dimension 2 out of range"});
+  expect_error(s2, TransformLayoutStep{"T1", 0, 0}, {"factor 0 must be positive"});
+  s2.transform_layout("T1", 1, 2);
+  expect_error(s2, TransformLayoutStep{"T1", 0, 2}, {"already has a layout transform"});
+  expect_error(s2, StorageAlignStep{"T1", 0, 8, 1}, {"cannot be combined"});
 }
 
 TEST_CASE("tensor-expression construction errors", "[error]") {

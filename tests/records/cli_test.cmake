@@ -60,6 +60,11 @@ check(RC 0 MATCH "small \\(matmul\\): default schedule: no record for workload k
 check(RC 0 MATCH "default schedule: records for workload key .* exist only for other targets"
       COMMAND "${TESSEL}" compile --db "${db}" --workload ${spec} --target "llvm -mcpu=generic" -o "${WORK_DIR}/gen" --emit h)
 
+# a .te file of the same computation has the same workload key: the spec's record applies
+file(WRITE "${WORK_DIR}/mm.te" "input A: float32[64, 64]\ninput B: float32[64, 64]\nC[i, j] = sum(A[i, k] * B[k, j], k)\n")
+check(RC 0 MATCH "mmte \\(mm\\): using record 1"
+      COMMAND "${TESSEL}" compile --db "${db}" --te "${WORK_DIR}/mm.te" -o "${WORK_DIR}/mmte" --emit h)
+
 # errors: bad flags exit 2, missing / foreign files exit 1 with a clear message
 check(RC 2 MATCH "give exactly one of --workload and --te" COMMAND "${TESSEL}" compile --db "${db}" -o "${WORK_DIR}/x")
 check(RC 2 MATCH "--db is required" COMMAND "${TESSEL}" compile --workload ${spec} -o "${WORK_DIR}/x")

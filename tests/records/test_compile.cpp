@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "records_test_util.h"
+#include "tessel/ops/default_schedule.h"
 #include "tessel/records/compile.h"
 #include "tessel/runtime/ndarray.h"
 
@@ -113,8 +114,9 @@ TEST_CASE("build_best falls back to the default schedule with one reason", "[rec
                           Catch::Contains("no trace replays"));
 }
 
-TEST_CASE("default_schedule inlines elementwise intermediates", "[records][compile]") {
+TEST_CASE("default_schedule is the operator library's default", "[records][compile]") {
   workload::Workload w = workload::from_spec("matmul:M=8,N=8,K=8");
   schedule::Schedule s = default_schedule(w);
-  CHECK(s.trace().empty());  // a matmul has no intermediate to inline
+  CHECK(schedule::trace_to_json(s.trace()) ==
+        schedule::trace_to_json(ops::default_schedule(ops::OpTensors{w.inputs, w.outputs}).trace()));
 }

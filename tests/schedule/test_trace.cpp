@@ -17,7 +17,8 @@ TEST_CASE("trace JSON round trip of every step kind", "[schedule]") {
                              ComputeInlineStep{"T"}, ComputeRootStep{"T"},
                              CacheReadStep{"A", "local", {"C"}}, CacheWriteStep{"C", "local"},
                              AnnotateStep{"C", "j", "vectorize"}, RfactorStep{"C", "k"},
-                             StorageAlignStep{"A", 1, 16, 2}, PragmaStep{"C", "i", "auto_unroll_max_step", 64}};
+                             StorageAlignStep{"A", 1, 16, 2}, PragmaStep{"C", "i", "auto_unroll_max_step", 64},
+                             TransformLayoutStep{"B.global", 1, 32}};
   auto j = trace_to_json(steps);
   CHECK(j["version"] == kTraceVersion);
   auto back = trace_from_json(nlohmann::json::parse(j.dump()));

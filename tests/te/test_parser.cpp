@@ -183,7 +183,7 @@ TEST_CASE("te parser: softmax DAG with two reductions", "[te][parser]") {
   CHECK(te::as_compute(order[3])->reduce()->op == ir::ReduceKind::kSum);
 }
 
-TEST_CASE("te parser: elementwise chain with intrinsics; literals adopt types", "[te][parser]") {
+TEST_CASE("te parser: elementwise chain with intrinsics, literals adopt types", "[te][parser]") {
   TeProgram p = parse_te(kElementwise, "ew.te");
   REQUIRE(p.outputs.size() == 1);
   CHECK(p.outputs[0].name() == "G");
@@ -205,7 +205,7 @@ TEST_CASE("te parser: elementwise chain with intrinsics; literals adopt types", 
   CHECK(ir::to_string(u->body).find("3000000000") != std::string::npos);
 }
 
-TEST_CASE("te parser: constants fold exactly; explicit output; several statements per line", "[te][parser]") {
+TEST_CASE("te parser: constants fold exactly, explicit output, several statements per line", "[te][parser]") {
   TeProgram p = parse_te(
       "const N = 2 * (3 + 4) - 7 % 3 ; const D = -7 / 2  # floor division: -4\n"
       "input A: float64[N]\n"

@@ -92,10 +92,23 @@ class MultiLevelTiling : public SketchRule {
   std::vector<int> declare(const StageInfo& s, const Schedule& sch, RuleContext& ctx) const override {
     std::vector<int> k;
     const std::string& n = s.stage->name;
+    std::string last_data;
+    for (auto& a : s.stage->root_axes)
+      if (a->kind == ir::IterKind::kDataPar) last_data = a->name;
     for (auto& a : s.stage->root_axes) {
-      if (a->kind == ir::IterKind::kDataPar)
-        k.push_back(ctx.add_knob({n + ".tile." + a->name, factor_tuples(a->extent, 3, {0, 0, p_.max_innermost_factor})}));
-      else
+      if (a->kind == ir::IterKind::kDataPar) {
+        // The vectorized axis: S3 a multiple of the vector width (or the whole axis when shorter);
+        // other axes: a small S3 (rows of the register tile).
+        bool vec = a->name == last_data;
+        auto t = factor_tuples(a->extent, 3, {0, 0, vec ? p_.max_innermost_factor : p_.max_inner_factor_other});
+        if (vec && a->extent >= p_.vector_lanes) {
+          std::vector<std::vector<int64_t>> keep;
+          for (auto& x : t)
+            if (x[2] % p_.vector_lanes == 0) keep.push_back(x);
+          if (!keep.empty()) t = keep;
+        }
+        k.push_back(ctx.add_knob({n + ".tile." + a->name, t}));
+      } else
         k.push_back(ctx.add_knob({n + ".tile." + a->name, factor_tuples(a->extent, 1, {p_.max_innermost_factor})}));
     }
     std::vector<std::vector<int64_t>> unroll;
@@ -104,7 +117,38 @@ class MultiLevelTiling : public SketchRule {
     // Where the accumulating tile lives: in place (0) or in a local tile (1); fused into the epilogue
     // when there is one.
     if (fusable_epilogue(sch, *s.stage).empty()) k.push_back(ctx.add_knob({n + ".cache_write", {{0}, {1}}}));
+    // Packing: an operand read along the vectorized (innermost data) axis and reused across another data
+    // axis may be copied into panels [block][...][lane] (cache_read + transform_layout).
+    for (auto& [tensor, dim] : packable_inputs(*s.stage))
+      k.push_back(ctx.add_knob({n + ".pack." + tensor, {{0}, {1}}}));
     return k;
+  }
+
+  // (tensor, dimension) of operands indexed by the innermost data axis alone in one dimension and not
+  // using some other data axis.
+  static std::vector<std::pair<std::string, int>> packable_inputs(const Stage& st) {
+    std::vector<std::pair<std::string, int>> out;
+    auto* c = te::as_compute(st.op);
+    if (!c || c->axis.empty()) return out;
+    const ir::VarNode* inner = c->axis.back()->var.get();
+    ir::post_order_visit(c->body, [&](const ir::Expr& e) {
+      auto* t = e.as<ir::TensorRead>();
+      if (!t) return;
+      int dim = -1;
+      for (size_t d = 0; d < t->indices.size(); ++d)
+        if (t->indices[d].as<ir::VarNode>() == inner) dim = int(d);
+      if (dim < 0) return;
+      bool reuse = false;
+      for (auto& ax : c->axis) {
+        bool used = false;
+        for (auto& idx : t->indices) used |= ir::uses_var(idx, [&](const ir::VarNode* v) { return v == ax->var.get(); });
+        reuse |= !used;
+      }
+      bool dup = false;
+      for (auto& o : out) dup |= o.first == t->producer->name();
+      if (reuse && !dup) out.push_back({t->producer->name(), dim});
+    });
+    return out;
   }
 
   Status apply(const StageInfo& s, Schedule& sch, const std::vector<int>& k, const RuleContext& ctx) const override {
@@ -124,8 +168,17 @@ class MultiLevelTiling : public SketchRule {
     int64_t unroll = ctx.option(k[ki++])[0];
     std::string epilogue = fusable_epilogue(sch, *s.stage);
     bool cache = epilogue.empty() && ctx.option(k[ki++])[0] == 1;
-    int64_t tile = 1;
-    for (auto& t : dt) tile *= t[1] * t[2];
+    int64_t lanes = dt.back()[2];
+    for (auto& [tensor, dim] : packable_inputs(*s.stage)) {
+      if (ctx.option(k[ki++])[0] == 1 && lanes > 1) {
+        Status st = pack(sch, tensor, dim, name, lanes);
+        if (!st) return st;
+      }
+    }
+    int64_t tile = 1, reg = 1;
+    for (auto& t : dt) tile *= t[1] * t[2], reg *= t[2];
+    if ((reg + p_.vector_lanes - 1) / p_.vector_lanes > p_.max_register_tile)
+      return Status::error("register tile of " + std::to_string(reg) + " elements is over the limit");
     if ((cache || !epilogue.empty()) && tile > p_.max_local_tile)
       return Status::error("local tile of " + std::to_string(tile) + " elements is over the limit");
 
@@ -183,6 +236,24 @@ class MultiLevelTiling : public SketchRule {
   }
 
  private:
+  // cache_read(tensor) for `reader`, stored as [dim / lanes][other dims][dim % lanes], copied in parallel
+  // over the blocks with the lanes vectorized.
+  Status pack(Schedule& sch, const std::string& tensor, int dim, const std::string& reader, int64_t lanes) const {
+    std::string p = sch.cache_read(tensor, "global", {reader});
+    sch.transform_layout(p, dim, lanes);
+    auto leaves = sch.leaf_names(p);
+    std::string axis = leaves[dim];
+    auto [o, i] = sch.split(p, axis, lanes);
+    std::vector<std::string> order{o};
+    for (auto& l : sch.leaf_names(p))
+      if (l != o && l != i) order.push_back(l);
+    order.push_back(i);
+    sch.reorder(p, order);
+    sch.parallel(p, o);
+    if (lanes <= p_.max_vector_lanes) sch.vectorize(p, i);
+    return Status::ok();
+  }
+
   // Splits axis by each factor in turn (outermost first); returns the len+1 levels, outermost first.
   static std::vector<std::string> split_levels(Schedule& sch, const std::string& stage, const std::string& axis,
                                                const std::vector<int64_t>& factors) {

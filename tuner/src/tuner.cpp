@@ -92,7 +92,9 @@ class Tuning {
     for (auto& t : o.tasks) {
       TaskRun r;
       r.task = t;
-      r.space = make_rule_space(t.workload);
+      RuleSpaceParams rp;
+      rp.vector_lanes = std::max(4, codegen::Target::parse(o.target).vector_bytes() / 4);
+      r.space = make_rule_space(t.workload, {}, rp);
       r.model = costmodel::make_cost_model(o.cost_model, {{"seed", seed}});
       r.signature = space_signature(*r.space);
       r.summary.name = t.name.empty() ? t.workload->spec : t.name;

@@ -54,6 +54,8 @@ struct Stage {
   std::map<std::string, std::string> annotations;            // axis -> vectorize/unroll/parallel
   std::map<std::string, std::map<std::string, int64_t>> pragmas;  // axis -> key -> value
   std::vector<std::pair<int64_t, int64_t>> storage_align;    // per dim: (factor, offset); factor 0 = none
+  int layout_dim = -1;           // transform_layout: blocked dimension (-1 = row-major)
+  int64_t layout_factor = 0;
   ir::MemScope scope = ir::MemScope::kGlobal;
   bool is_output = false;
 
@@ -95,6 +97,7 @@ class Schedule {
   std::string rfactor(const std::string& stage, const std::string& axis);
   void storage_align(const std::string& stage, int dim, int64_t factor, int64_t offset);
   void pragma(const std::string& stage, const std::string& axis, const std::string& key, int64_t value);
+  void transform_layout(const std::string& stage, int dim, int64_t factor);
 
   const std::vector<Step>& trace() const { return trace_; }
   const std::vector<std::shared_ptr<Stage>>& stages() const { return stages_; }

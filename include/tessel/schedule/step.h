@@ -33,12 +33,15 @@ struct AnnotateStep { std::string stage, axis, annotation; };
 struct RfactorStep { std::string stage, axis; };
 /** pad the stride of dimension dim of stage's buffer so stride % factor == offset. */
 struct StorageAlignStep { std::string stage; int dim = 0; int64_t factor = 0, offset = 0; };
+/** store stage's buffer with dimension dim blocked by factor: the block index becomes the outermost
+ *  dimension and the offset inside the block the innermost (packing, e.g. B[k][j] -> [j/32][k][j%32]). */
+struct TransformLayoutStep { std::string stage; int dim = 0; int64_t factor = 0; };
 /** pragma on a loop; "auto_unroll_max_step" unrolls inner loops up to value steps. */
 struct PragmaStep { std::string stage, axis, key; int64_t value = 0; };
 
 using Step = std::variant<SplitStep, TileStep, FuseStep, ReorderStep, ComputeAtStep, ComputeInlineStep,
                           ComputeRootStep, CacheReadStep, CacheWriteStep, AnnotateStep, RfactorStep,
-                          StorageAlignStep, PragmaStep>;
+                          StorageAlignStep, PragmaStep, TransformLayoutStep>;
 
 /** The trace format version written into JSON; readers refuse newer versions. */
 constexpr int kTraceVersion = 1;

@@ -32,8 +32,8 @@ struct CompiledKernel {
   std::string summary;                         // the line that was reported
 };
 
-/** The schedule used when there is no usable record: Schedule(outputs) with every non-output,
- *  non-reduction intermediate computed inline. */
+/** The schedule used when there is no usable record: ops::default_schedule (intermediates that are
+ *  neither outputs nor reductions inlined, outer data-parallel loops parallel). */
 schedule::Schedule default_schedule(const workload::Workload& w);
 
 /** Replays a record's trace on a fresh schedule of w and lowers it; returns the error text, or empty

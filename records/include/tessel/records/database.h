@@ -26,10 +26,10 @@ struct OpenOptions {
   int busy_timeout_ms = 60000;  // a write waits this long for other writers before failing
 };
 
+class Database;
 /** Opens (or creates) a tuning database. Throws UserError, leaving the file byte-for-byte untouched,
  *  for: a file that is not SQLite, a SQLite file without tessel's tables, a corrupt file, a newer
  *  schema. Migrates an older schema in one transaction. */
-class Database;
 std::unique_ptr<Database> open_database(const std::string& path, const OpenOptions& options = {});
 
 /** Which records records() returns. Empty strings match anything. */

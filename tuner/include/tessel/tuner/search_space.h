@@ -75,6 +75,9 @@ struct RuleSpaceParams {
   int max_vector_lanes = 64;
   std::vector<int64_t> unroll_steps = {0, 16, 64, 512};  // auto_unroll_max_step options
   int max_local_tile = 4096;         // elements of a cache_write tile
+  int vector_lanes = 16;             // lanes of the target's widest vector for 32-bit elements
+  int max_register_tile = 32;        // innermost tile (S3 product / vector_lanes) at most this many vectors
+  int max_inner_factor_other = 16;   // S3 factor of data axes other than the vectorized one
 };
 
 /** The rules tessel uses by default for CPUs, in order: inline injective intermediates, multi-level

@@ -1,0 +1,54 @@
+// Program features for the learned cost models (after Ansor, "Ansor: Generating High-Performance Tensor
+// Programs for Deep Learning", OSDI'20, sec. 5.2): one fixed-length row per buffer store of a
+// candidate's loop nest. A program's predicted score is the sum of its stores' scores ("pack-sum").
+// The layout is listed in docs/costmodel.md with indices; changing it bumps kFeatureVersion, which
+// saved models carry (a model trained on another version is refused at load).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "tessel/ir/stmt.h"
+#include "tessel/schedule/step.h"
+#include "tessel/workload/workload.h"
+
+namespace tessel::costmodel {
+
+/** Version of the feature layout below; saved models record it. */
+constexpr int kFeatureVersion = 1;
+
+/** Buffers described per store (the ones with the most bytes accessed, in fixed slots). */
+constexpr int kFeatureBufferSlots = 5;
+/** Features per buffer slot. */
+constexpr int kFeaturesPerBuffer = 12;
+
+/** Offsets of the feature groups in a row (see docs/costmodel.md for every index). */
+enum FeatureOffset : int {
+  kComputeOffset = 0,     // 14: arithmetic counts by kind, weighted by trip counts
+  kLoopOffset = 14,       // 20: loop nest, vectorize/unroll/parallel
+  kBufferOffset = 34,     // kFeatureBufferSlots * kFeaturesPerBuffer = 60
+  kIntensityOffset = 94,  // 3: arithmetic intensity
+  kAllocOffset = 97,      // 4: allocations
+  kOtherOffset = 101,     // 3: program-level
+  kFeatureLength = 104
+};
+
+/** One name per feature index (e.g. "float_mul", "buf0.bytes"); size kFeatureLength. */
+const std::vector<std::string>& feature_names();
+
+/** Rows, one per Store (or BufferStore) of f, in program order. Works on the partially lowered IR
+ *  (loop kinds kept, see extraction_ir) and on fully lowered functions (vector lanes from Ramp). */
+std::vector<std::vector<float>> extract_features(const ir::LoweredFunc& f);
+
+/** The IR the features are read from: the trace applied to Schedule(w.outputs), then the lowering passes
+ *  up to storage flattening (vectorize/unroll are still loop kinds, not copies). Throws UserError when
+ *  the trace cannot be applied or lowered. */
+ir::LoweredFunc extraction_ir(const workload::Workload& w, const std::vector<schedule::Step>& trace);
+
+/** Rows of a candidate: extract_features(extraction_ir(w, trace)); empty when the trace is invalid. */
+std::vector<std::vector<float>> extract_features(const workload::Workload& w,
+                                                 const std::vector<schedule::Step>& trace);
+
+/** Sum of the rows (the per-program vector the ranking models use); zeros for no rows. */
+std::vector<float> sum_features(const std::vector<std::vector<float>>& rows);
+
+}  // namespace tessel::costmodel

@@ -1,0 +1,302 @@
+// Search spaces, strategies, the task scheduler and the tuning loop against a deterministic fake runner;
+// one real tuning run through the local builder and runner.
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <set>
+#include <thread>
+#include <random>
+#include <cmath>
+
+#include "tessel/codegen/jit.h"
+#include "tessel/lower/lower.h"
+#include "tessel/ops/default_schedule.h"
+#include "tessel/ops/registry.h"
+#include "tessel/runtime/ndarray.h"
+#include "tessel/tuner/fake_runner.h"
+#include "tessel/tuner/task_scheduler.h"
+#include "tessel/tuner/tuner.h"
+
+using namespace tessel;
+using namespace tessel::tuner;
+
+namespace {
+
+std::shared_ptr<const workload::Workload> wl(const std::string& spec) {
+  return std::make_shared<workload::Workload>(workload::from_spec(spec));
+}
+
+std::string temp_db(const std::string& name) {
+  auto p = std::filesystem::temp_directory_path() / ("tessel_test_search_" + std::to_string(::getpid()) + "_" + name + ".db");
+  std::filesystem::remove(p);
+  std::filesystem::remove(p.string() + "-wal");
+  std::filesystem::remove(p.string() + "-shm");
+  return p.string();
+}
+
+TuneOptions fake_options(const std::string& db, std::vector<TuneTask> tasks, int64_t trials,
+                         FakeRunnerParams rp = {}) {
+  TuneOptions o;
+  o.tasks = std::move(tasks);
+  o.trials = trials;
+  o.db_path = db;
+  o.batch_size = 8;
+  o.remeasure_top = 0;
+  o.make_builder = [](const std::string&, int) { return std::make_unique<FakeBuilder>(); };
+  o.make_runner = [rp](const std::string&) { return std::make_unique<FakeRunner>(rp); };
+  return o;
+}
+
+std::vector<size_t> shape_of(const te::Tensor& t) {
+  std::vector<size_t> s;
+  for (auto& e : t.shape()) s.push_back(size_t(*ir::as_const_int(e)));
+  return s;
+}
+
+// Runs a schedule and the default schedule of the same workload on the same random inputs; compares.
+void check_against_default(const workload::Workload& w, const schedule::Schedule& s, uint64_t seed) {
+  auto args = w.args();
+  auto ref = codegen::JitModule::compile(lower::lower(schedule::Schedule(w.outputs), args, "ref"));
+  auto got = codegen::JitModule::compile(lower::lower(s, args, "cand"));
+  std::vector<runtime::NDArray> a, b;
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::vector<int64_t> sh;
+    for (auto e : shape_of(args[i])) sh.push_back(int64_t(e));
+    a.emplace_back(sh, runtime::DType::parse(args[i].dtype().to_string()));
+    b.emplace_back(sh, runtime::DType::parse(args[i].dtype().to_string()));
+    if (i < w.inputs.size()) {
+      a.back().fill_random(seed + i);
+      b.back().fill_random(seed + i);
+    } else {
+      a.back().fill_bytes(0xFF);
+      b.back().fill_bytes(0xAB);
+    }
+  }
+  std::vector<void*> pa, pb;
+  for (auto& x : a) pa.push_back(x.data());
+  for (auto& x : b) pb.push_back(x.data());
+  ref->call_packed(pa.data());
+  got->call_packed(pb.data());
+  for (size_t i = w.inputs.size(); i < args.size(); ++i)
+    for (int64_t k = 0; k < a[i].num_elements(); ++k) {
+      INFO(w.spec << " output " << i << " element " << k << " seed " << seed);
+      REQUIRE(std::fabs(a[i].get(k) - b[i].get(k)) <= 1e-3 * (1 + std::fabs(a[i].get(k))));
+    }
+}
+
+}  // namespace
+
+TEST_CASE("rule space: knobs come from the computation and sampled schedules are correct", "[tuner]") {
+  std::vector<std::string> specs = {"matmul:M=48,N=64,K=40",
+                                    "dense:M=8,N=48,K=32,bias=1,activation=gelu",
+                                    "conv2d_nchw:N=1,H=10,W=10,CI=8,CO=16,KH=3,KW=3,stride=1,pad=1,bias=1,activation=relu",
+                                    "softmax:M=12,N=40",
+                                    "elementwise_chain:M=9,N=70,activation=relu"};
+  std::mt19937_64 rng(7);
+  int valid = 0;
+  for (auto& spec : specs) {
+    auto w = wl(spec);
+    auto space = make_rule_space(w);
+    INFO(spec);
+    REQUIRE_FALSE(space->knobs().empty());
+    for (int t = 0; t < 12; ++t) {
+      KnobValues k;
+      for (auto& kn : space->knobs()) k.push_back(std::uniform_int_distribution<int>(0, int(kn.options.size()) - 1)(rng));
+      std::vector<schedule::Step> trace;
+      if (!space->make_trace(k, &trace)) continue;
+      ++valid;
+      schedule::Schedule s(w->outputs);
+      REQUIRE(s.apply_all(trace).is_ok());
+      check_against_default(*w, s, 100 + t);
+    }
+  }
+  CHECK(valid >= 30);
+  auto mm = make_rule_space(wl("matmul:M=64,N=64,K=64"));
+  std::set<std::string> names;
+  for (auto& k : mm->knobs()) names.insert(k.name);
+  CHECK(names.count("C.tile.i"));
+  CHECK(names.count("C.tile.j"));
+  CHECK(names.count("C.tile.k"));
+  CHECK(names.count("C.unroll"));
+  CHECK(names.count("C.pack.B"));
+}
+
+TEST_CASE("knob space (AutoTVM style) with grid search visits every combination once", "[tuner]") {
+  auto w = wl("matmul:M=32,N=32,K=32");
+  auto space = make_knob_space(w, {{"ti", {{1}, {4}, {8}}}, {"tj", {{1}, {8}, {16}}}},
+                               [](schedule::Schedule& s, const std::map<std::string, std::vector<int64_t>>& k) {
+                                 s.split("C", "i", k.at("ti")[0]);
+                                 s.split("C", "j", k.at("tj")[0]);
+                                 return Status::ok();
+                               });
+  auto grid = make_search_strategy("grid", *space, nullptr, {});
+  std::set<std::string> hashes;
+  while (!grid->exhausted()) {
+    auto b = grid->propose(4);
+    for (auto& c : b) CHECK(hashes.insert(c.trace_hash).second);
+    grid->observe(b, std::vector<double>(b.size(), 1.0));
+  }
+  CHECK(hashes.size() == 9);
+  CHECK_THROWS_WITH(make_search_strategy("tabu", *space, nullptr, {}), Catch::Contains("strategies: evolutionary"));
+}
+
+namespace {
+// A model that knows the fake runner's time function exactly (an oracle), to test that a strategy
+// really follows its model.
+class OracleModel : public costmodel::CostModel {
+ public:
+  std::vector<double> predict(const std::vector<costmodel::Candidate>& c) override {
+    std::vector<double> out;
+    for (auto& x : c) out.push_back(-FakeRunner::hash_time({nullptr, *x.trace}));
+    return out;
+  }
+  void update(const std::vector<costmodel::Candidate>&, const std::vector<double>&) override {}
+  bool trained() const override { return true; }
+  std::string name() const override { return "oracle"; }
+};
+
+double best_after(const std::string& strategy, costmodel::CostModel* model, const SearchSpace& space, int trials) {
+  StrategyParams p;
+  p.seed = 3;
+  auto s = make_search_strategy(strategy, space, model, p);
+  double best = 1e9;
+  for (int done = 0; done < trials;) {
+    auto b = s->propose(8);
+    if (b.empty()) break;
+    std::vector<double> thr;
+    for (auto& c : b) {
+      double t = FakeRunner::hash_time({nullptr, c.trace});
+      best = std::min(best, t);
+      thr.push_back(1.0 / t);
+    }
+    s->observe(b, thr);
+    done += int(b.size());
+  }
+  return best;
+}
+}  // namespace
+
+TEST_CASE("model-guided strategies follow the model; random does not need one", "[tuner]") {
+  auto w = wl("matmul:M=64,N=64,K=64");
+  auto space = make_rule_space(w);
+  OracleModel oracle;
+  double rnd = best_after("random", nullptr, *space, 48);
+  double evo = best_after("evolutionary", &oracle, *space, 48);
+  double sa = best_after("annealing", &oracle, *space, 48);
+  INFO("random " << rnd << " evolutionary " << evo << " annealing " << sa);
+  CHECK(evo < rnd);
+  CHECK(sa < rnd);
+  CHECK(evo < 1.3e-4);  // near the bottom of the fake time range [1e-4, 1e-3)
+}
+
+TEST_CASE("tuning loop: budget, database records, determinism", "[tuner]") {
+  auto w = wl("matmul:M=64,N=64,K=64");
+  std::string db1 = temp_db("det1"), db2 = temp_db("det2");
+  auto s1 = tune(fake_options(db1, {{w, 1, "mm"}}, 40));
+  auto s2 = tune(fake_options(db2, {{w, 1, "mm"}}, 40));
+  CHECK(s1.total_trials == 40);
+  CHECK(s1.tasks[0].best_latency_s > 0);
+  auto a = records::open_database(db1)->records({w->key, "", false, false, 0});
+  auto b = records::open_database(db2)->records({w->key, "", false, false, 0});
+  REQUIRE(a.size() == 40);
+  REQUIRE(b.size() == 40);
+  for (size_t i = 0; i < a.size(); ++i) CHECK(a[i].trace_hash == b[i].trace_hash);  // one seed, one run
+  auto j = s1.to_json();
+  CHECK(j["tasks"][0]["trials"] == 40);
+  CHECK(j["tasks"][0].contains("best_gflops"));
+  CHECK(j.contains("estimated_latency_s"));
+}
+
+TEST_CASE("tuning resumes from the database and never re-measures a recorded trace", "[tuner]") {
+  auto w = wl("matmul:M=64,N=64,K=64");
+  std::string db = temp_db("resume");
+  tune(fake_options(db, {{w, 1, "mm"}}, 24));
+  auto o = fake_options(db, {{w, 1, "mm"}}, 40);
+  int64_t measured = 0;
+  o.make_runner = [&measured](const std::string&) {
+    FakeRunnerParams rp;
+    rp.time_fn = [&measured](const MeasureInput& in) {
+      ++measured;
+      return FakeRunner::hash_time(in);
+    };
+    return std::make_unique<FakeRunner>(rp);
+  };
+  auto s = tune(o);
+  CHECK(measured == 16);  // 24 resumed count toward the budget of 40
+  CHECK(s.tasks[0].resumed == 24);
+  auto recs = records::open_database(db)->records({w->key, "", false, false, 0});
+  std::set<std::string> hashes;
+  for (auto& r : recs) CHECK(hashes.insert(r.trace_hash).second);
+  CHECK(recs.size() == 40);
+  // Budget already spent: nothing is measured.
+  measured = 0;
+  auto o2 = o;
+  o2.trials = 40;
+  tune(o2);
+  CHECK(measured == 0);
+}
+
+TEST_CASE("crashing, hanging and wrong candidates are recorded with their kind while tuning continues", "[tuner]") {
+  auto w = wl("matmul:M=64,N=64,K=64");
+  std::string db = temp_db("faults");
+  FakeRunnerParams rp;
+  rp.faults[1] = {MeasureErrorKind::kRuntimeError, ""};
+  rp.faults[2] = {MeasureErrorKind::kRunTimeout, ""};
+  rp.faults[3] = {MeasureErrorKind::kWrongAnswer, "output C[5] = 3, expected 2"};
+  rp.fault_rate = 0.2;
+  auto s = tune(fake_options(db, {{w, 1, "mm"}}, 48, rp));
+  CHECK(s.total_trials == 48);
+  CHECK(s.tasks[0].errors["runtime_error"] >= 1);
+  CHECK(s.tasks[0].errors["run_timeout"] == 1);
+  CHECK(s.tasks[0].errors["wrong_answer"] == 1);
+  auto database = records::open_database(db);
+  auto best = database->best(w->key, codegen::Target::host().to_string());
+  REQUIRE(best);
+  CHECK(best->error_kind == MeasureErrorKind::kNone);
+  int64_t failed = 0;
+  for (auto& r : database->records({w->key, "", false, false, 0})) failed += !r.ok();
+  CHECK(failed >= 3);
+}
+
+TEST_CASE("several tasks: gradient and round-robin schedulers share the budget", "[tuner]") {
+  auto a = wl("matmul:M=64,N=64,K=64"), b = wl("softmax:M=16,N=64");
+  for (std::string sched : {"gradient", "round-robin"}) {
+    auto o = fake_options(temp_db("multi_" + sched), {{a, 3, "mm"}, {b, 1, "softmax"}}, 48);
+    o.scheduler = sched;
+    auto s = tune(o);
+    CHECK(s.total_trials == 48);
+    CHECK(s.tasks[0].trials >= 8);
+    CHECK(s.tasks[1].trials >= 8);
+    CHECK(s.estimated_latency_s == Approx(3 * s.tasks[0].best_latency_s + s.tasks[1].best_latency_s));
+  }
+  CHECK_THROWS_WITH(make_task_scheduler("lottery"), Catch::Contains("gradient or round-robin"));
+}
+
+TEST_CASE("a time budget stops the run", "[tuner]") {
+  auto w = wl("matmul:M=64,N=64,K=64");
+  FakeRunnerParams rp;
+  rp.time_fn = [](const MeasureInput& in) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    return FakeRunner::hash_time(in);
+  };
+  auto o = fake_options(temp_db("time"), {{w, 1, "mm"}}, 100000, rp);
+  o.time_budget_s = 0.5;
+  auto s = tune(o);
+  CHECK(s.stopped_by_time);
+  CHECK(s.total_trials < 100000);
+}
+
+TEST_CASE("a real tuning run through the local builder and worker", "[tuner][local]") {
+  auto w = wl("matmul:M=32,N=48,K=24");
+  TuneOptions o;
+  o.tasks = {{w, 1, "mm"}};
+  o.trials = 12;
+  o.batch_size = 6;
+  o.jobs = 2;
+  o.db_path = temp_db("real");
+  o.measure.min_repeats = 2;
+  o.measure.min_time_s = 0.005;
+  auto s = tune(o);
+  CHECK(s.total_trials == 12);
+  CHECK(s.tasks[0].best_latency_s > 0);
+  CHECK(s.tasks[0].best_gflops > 0);
+}
