@@ -225,4 +225,21 @@ TEST_CASE("report: a workload that cannot be rebuilt is charted by latency", "[r
   std::string html = render_report_html(d, kFakeChartJs);
   CHECK(html.find("Charts show latency, not GFLOP/s") != std::string::npos);
   CHECK(html.find("best latency against trials") != std::string::npos);
+
+  // A second workload with failures only: no best, no trace, no estimate (and no network chart).
+  workload::Workload f = workload::from_spec("matmul:M=8,N=8,K=8");
+  db->add_workload(f);
+  r.workload_key = f.key;
+  r.run_times_s.clear();
+  r.error_kind = MeasureErrorKind::kCompileError;
+  r.error_message = "no";
+  db->add_record(r);
+  json d2 = report_data(*db);
+  REQUIRE(d2["sections"].size() == 2);
+  REQUIRE(d2["networks"].size() == 1);
+  CHECK(d2["networks"][0]["complete"] == false);
+  CHECK(d2["charts"].size() == 6);
+  std::string html2 = render_report_html(d2, kFakeChartJs);
+  CHECK(html2.find("No valid schedule.") != std::string::npos);
+  CHECK(html2.find("No estimate: not every workload has a valid schedule yet.") != std::string::npos);
 }
