@@ -1,6 +1,7 @@
 // The cost-model interface the search uses: score candidate schedules of a workload (higher = expected
-// faster) and learn from measurements. Implementations are created by name; this file also holds the
-// trivial model that stands behind the interface until the learned models land.
+// faster) and learn from measurements. Implementations are created by name (make_cost_model): "random",
+// "xgb" (XGBoost, pack-sum regression as Ansor), "xgb-rank" (XGBoost rank:pairwise), "mlp" (Eigen MLP,
+// pairwise ranking loss). The learned ones read features.h and are described in docs/costmodel.md.
 #pragma once
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -28,13 +29,23 @@ class CostModel {
   /** Whether predictions carry information yet (a search may explore randomly until they do). */
   virtual bool trained() const = 0;
   virtual std::string name() const = 0;
+  /** Writes the learned state to path (signature, model kind, kFeatureVersion, checksum); throws
+   *  UserError for models without state ("random") or when the file cannot be written. */
+  virtual void save(const std::string& path) const;
+  /** Replaces the learned state by the file's; trained() is true afterwards. Throws UserError (saying
+   *  what to do) for a missing, corrupt or foreign file, another model kind or another feature version. */
+  virtual void load(const std::string& path);
+  /** Measured samples the model holds (0 for models that do not learn). */
+  virtual size_t num_samples() const { return 0; }
 };
 
 /** Knobs of the models: JSON object (model-specific keys; "seed" for every model). */
 using ModelParams = nlohmann::json;
 
-/** Creates a model by name: "random" (uniform random scores; never trained). Throws UserError
- *  listing the known names for an unknown one. */
+/** Creates a model by name: "random" (uniform random scores; never trained), "xgb", "xgb-rank", "mlp".
+ *  Params common to the learned models: "seed", "min_samples" (64: trained() from then on),
+ *  "retrain_ratio" (0.2) and "retrain_samples" (64): retrain when the data grew by either; "nthread"
+ *  (0 = hardware). Throws UserError listing the known names for an unknown one. */
 std::unique_ptr<CostModel> make_cost_model(const std::string& name, const ModelParams& params = {});
 
 /** Names accepted by make_cost_model. */
