@@ -2,7 +2,6 @@
 #include <random>
 
 #include "tessel/costmodel/cost_model.h"
-#include "tessel/support/error.h"
 
 namespace tessel::costmodel {
 
@@ -25,15 +24,9 @@ class RandomModel : public CostModel {
 };
 }  // namespace
 
-std::vector<std::string> cost_model_names() { return {"random"}; }
-
-std::unique_ptr<CostModel> make_cost_model(const std::string& name, const ModelParams& params) {
+std::unique_ptr<CostModel> make_random_model(const ModelParams& params) {
   uint64_t seed = params.is_object() ? params.value("seed", uint64_t(1)) : 1;
-  if (name == "random") return std::make_unique<RandomModel>(seed);
-  std::string names;
-  for (auto& n : cost_model_names()) names += (names.empty() ? "" : ", ") + n;
-  TESSEL_CHECK(false) << "unknown cost model '" << name << "' (models: " << names << ")";
-  return nullptr;
+  return std::make_unique<RandomModel>(seed);
 }
 
 }  // namespace tessel::costmodel

@@ -21,16 +21,15 @@ constexpr int kFeatureBufferSlots = 5;
 /** Features per buffer slot. */
 constexpr int kFeaturesPerBuffer = 12;
 
-/** Offsets of the feature groups in a row (see docs/costmodel.md for every index). */
-enum FeatureOffset : int {
-  kComputeOffset = 0,     // 14: arithmetic counts by kind, weighted by trip counts
-  kLoopOffset = 14,       // 20: loop nest, vectorize/unroll/parallel
-  kBufferOffset = 34,     // kFeatureBufferSlots * kFeaturesPerBuffer = 60
-  kIntensityOffset = 94,  // 3: arithmetic intensity
-  kAllocOffset = 97,      // 4: allocations
-  kOtherOffset = 101,     // 3: program-level
-  kFeatureLength = 104
-};
+// Offsets of the feature groups in a row (see docs/costmodel.md for every index).
+constexpr int kComputeOffset = 0;     // 14: arithmetic counts by kind, weighted by trip counts
+constexpr int kLoopOffset = 14;       // 20: loop nest, vectorize/unroll/parallel
+constexpr int kBufferOffset = 34;     // kFeatureBufferSlots * kFeaturesPerBuffer = 60
+constexpr int kIntensityOffset = 94;  // 3: arithmetic intensity
+constexpr int kAllocOffset = 97;      // 4: allocations
+constexpr int kOtherOffset = 101;     // 3: program-level
+/** Floats per row. */
+constexpr int kFeatureLength = 104;
 
 /** One name per feature index (e.g. "float_mul", "buf0.bytes"); size kFeatureLength. */
 const std::vector<std::string>& feature_names();

@@ -1,0 +1,91 @@
+// The shared part of the learned cost models ("xgb", "xgb-rank", "mlp"): feature rows per candidate
+// (cached by workload and trace), the measured samples with per-workload normalized labels, the adaptive
+// retraining rule, and the saved-file envelope (signature, model kind, kFeatureVersion, checksum).
+// A concrete model implements fit / score / serialize / deserialize over feature rows only, which is also
+// what offline training (from records) and the benchmark use.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "tessel/costmodel/cost_model.h"
+#include "tessel/costmodel/features.h"
+
+namespace tessel::costmodel {
+
+/** Feature rows of one program (one row per store); empty = the candidate is invalid. */
+using ProgramFeatures = std::vector<std::vector<float>>;
+
+/** One measured program: its rows, workload key (labels are normalized per workload) and throughput. */
+struct Sample {
+  std::shared_ptr<const ProgramFeatures> features;
+  std::string workload_key;
+  double throughput = 0;
+};
+
+/** Knobs shared by the learned models (read from ModelParams; model-specific keys are read by each). */
+struct LearnedParams {
+  uint64_t seed = 1;
+  size_t min_samples = 64;      // trained() once this many samples were learned from
+  double retrain_ratio = 0.2;   // retrain when the data grew by this share since the last fit ...
+  size_t retrain_samples = 64;  // ... or by this many samples
+  int nthread = 0;              // 0 = std::thread::hardware_concurrency()
+  static LearnedParams from_json(const ModelParams& p);
+};
+
+/** Score given to candidates whose features cannot be extracted (invalid schedules): ranks them last
+ *  while staying finite for strategies that subtract scores. */
+constexpr double kInvalidScore = -1e30;
+
+class LearnedModel : public CostModel {
+ public:
+  explicit LearnedModel(const ModelParams& params);
+
+  std::vector<double> predict(const std::vector<Candidate>& candidates) override;
+  void update(const std::vector<Candidate>& candidates, const std::vector<double>& throughput) override;
+  bool trained() const override { return fitted_; }
+  size_t num_samples() const override { return samples_.size(); }
+  void save(const std::string& path) const override;
+  void load(const std::string& path) override;
+
+  /** predict() on precomputed rows (random scores before the first fit; kInvalidScore for empty rows). */
+  std::vector<double> predict_features(const std::vector<const ProgramFeatures*>& programs);
+  /** update() on precomputed samples. */
+  void update_samples(const std::vector<Sample>& samples);
+  /** Fits on all samples now (ignores the retraining thresholds; needs at least one sample). */
+  void fit_now();
+  /** The rows of a candidate, from the cache when seen before (shared, never null). */
+  std::shared_ptr<const ProgramFeatures> features_of(const Candidate& c);
+
+ protected:
+  /** Fits the model on samples with labels (throughput / best throughput of the sample's workload). */
+  virtual void fit(const std::vector<Sample>& samples, const std::vector<float>& labels) = 0;
+  /** Scores of valid (non-empty) programs after a fit or load. */
+  virtual std::vector<double> score(const std::vector<const ProgramFeatures*>& programs) = 0;
+  /** The fitted state as bytes, and back (throw UserError on malformed bytes). */
+  virtual std::string serialize() const = 0;
+  virtual void deserialize(const std::string& bytes) = 0;
+
+  LearnedParams params_;
+  std::mt19937_64 rng_;
+
+ private:
+  void maybe_fit();
+
+  std::vector<Sample> samples_;
+  size_t fitted_at_ = 0;  // samples_.size() at the last fit
+  bool fitted_ = false;
+  std::unordered_map<std::string, std::shared_ptr<const ProgramFeatures>> cache_;
+};
+
+/** make_cost_model for the learned models ("xgb", "xgb-rank", "mlp"), with their feature-level API. */
+std::unique_ptr<LearnedModel> make_learned_model(const std::string& name, const ModelParams& params = {});
+
+/** Signature on the first line of every saved cost-model file; the format version follows it. */
+constexpr const char* kModelFileSignature = "TESSEL-COSTMODEL";
+constexpr int kModelFileFormat = 1;
+
+}  // namespace tessel::costmodel

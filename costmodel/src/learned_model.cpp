@@ -1,0 +1,188 @@
+// LearnedModel: feature cache, samples and labels, adaptive retraining, the saved-file envelope.
+//
+// File format (docs/costmodel.md): line 1 "TESSEL-COSTMODEL", line 2 a JSON header
+// {"format":1,"model":NAME,"feature_version":V,"feature_length":N,"payload_bytes":B,"checksum":HEX},
+// then B bytes of the model's own payload (serialize()). Everything is checked before deserialize runs.
+#include "tessel/costmodel/learned_model.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "tessel/support/error.h"
+
+namespace tessel::costmodel {
+
+namespace {
+std::string fnv1a64(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+}  // namespace
+
+LearnedParams LearnedParams::from_json(const ModelParams& p) {
+  LearnedParams r;
+  if (!p.is_object()) return r;
+  r.seed = p.value("seed", r.seed);
+  r.min_samples = p.value("min_samples", r.min_samples);
+  r.retrain_ratio = p.value("retrain_ratio", r.retrain_ratio);
+  r.retrain_samples = p.value("retrain_samples", r.retrain_samples);
+  r.nthread = p.value("nthread", r.nthread);
+  TESSEL_CHECK(r.retrain_ratio >= 0) << "cost model param retrain_ratio must be >= 0, got " << r.retrain_ratio;
+  TESSEL_CHECK(r.nthread >= 0) << "cost model param nthread must be >= 0, got " << r.nthread;
+  if (r.nthread == 0) r.nthread = std::max(1u, std::thread::hardware_concurrency());
+  return r;
+}
+
+LearnedModel::LearnedModel(const ModelParams& params) : params_(LearnedParams::from_json(params)), rng_(params_.seed) {}
+
+std::shared_ptr<const ProgramFeatures> LearnedModel::features_of(const Candidate& c) {
+  TESSEL_CHECK(c.workload && c.trace) << "cost model " << name() << ": a candidate without workload or trace";
+  std::string key = c.workload->key + '\n' + schedule::trace_to_json(*c.trace).dump();
+  auto it = cache_.find(key);
+  if (it != cache_.end()) return it->second;
+  if (cache_.size() >= 100000) cache_.clear();  // bounded, as TVM's feature cache
+  auto f = std::make_shared<const ProgramFeatures>(extract_features(*c.workload, *c.trace));
+  cache_.emplace(std::move(key), f);
+  return f;
+}
+
+std::vector<double> LearnedModel::predict(const std::vector<Candidate>& candidates) {
+  std::vector<std::shared_ptr<const ProgramFeatures>> keep;
+  std::vector<const ProgramFeatures*> progs;
+  for (auto& c : candidates) {
+    keep.push_back(features_of(c));
+    progs.push_back(keep.back().get());
+  }
+  return predict_features(progs);
+}
+
+std::vector<double> LearnedModel::predict_features(const std::vector<const ProgramFeatures*>& programs) {
+  std::vector<double> out(programs.size(), kInvalidScore);
+  std::vector<const ProgramFeatures*> valid;
+  std::vector<size_t> where;
+  for (size_t i = 0; i < programs.size(); ++i)
+    if (programs[i] && !programs[i]->empty()) valid.push_back(programs[i]), where.push_back(i);
+  if (valid.empty()) return out;
+  if (!fitted_) {  // nothing learned: random scores, as Ansor before its warm-up samples
+    std::uniform_real_distribution<double> u(0, 1);
+    for (size_t i : where) out[i] = u(rng_);
+    return out;
+  }
+  std::vector<double> s = score(valid);
+  for (size_t k = 0; k < where.size(); ++k) out[where[k]] = s[k];
+  return out;
+}
+
+void LearnedModel::update(const std::vector<Candidate>& candidates, const std::vector<double>& throughput) {
+  TESSEL_CHECK(candidates.size() == throughput.size())
+      << "cost model " << name() << ": " << candidates.size() << " candidates but " << throughput.size()
+      << " throughputs";
+  std::vector<Sample> s;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    auto f = features_of(candidates[i]);
+    if (f->empty()) continue;  // invalid schedule: nothing to learn from its features
+    s.push_back({f, candidates[i].workload->key, std::max(0.0, throughput[i])});
+  }
+  update_samples(s);
+}
+
+void LearnedModel::update_samples(const std::vector<Sample>& samples) {
+  for (auto& s : samples)
+    if (s.features && !s.features->empty()) samples_.push_back(s);
+  maybe_fit();
+}
+
+void LearnedModel::maybe_fit() {
+  size_t n = samples_.size();
+  if (n < params_.min_samples || n == fitted_at_) return;
+  size_t grown = n - fitted_at_;
+  bool enough = fitted_at_ == 0 || grown >= params_.retrain_samples ||
+                double(grown) >= params_.retrain_ratio * double(fitted_at_);
+  if (enough) fit_now();
+}
+
+void LearnedModel::fit_now() {
+  TESSEL_CHECK(!samples_.empty()) << "cost model " << name() << ": no samples to fit";
+  std::unordered_map<std::string, double> best;
+  for (auto& s : samples_) best[s.workload_key] = std::max(best[s.workload_key], s.throughput);
+  std::vector<float> labels;
+  for (auto& s : samples_) {
+    double b = best[s.workload_key];
+    labels.push_back(b > 0 ? float(s.throughput / b) : 0.0f);
+  }
+  fit(samples_, labels);
+  fitted_at_ = samples_.size();
+  fitted_ = true;
+}
+
+void LearnedModel::save(const std::string& path) const {
+  TESSEL_CHECK(fitted_) << "cost model " << name() << " is not trained yet (it needs " << params_.min_samples
+                        << " measured samples, has " << samples_.size() << "): nothing to save to " << path;
+  std::string payload = serialize();
+  nlohmann::json h = {{"format", kModelFileFormat},       {"model", name()},
+                      {"feature_version", kFeatureVersion}, {"feature_length", int(kFeatureLength)},
+                      {"payload_bytes", payload.size()},  {"checksum", fnv1a64(payload)},
+                      {"samples", fitted_at_}};
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    TESSEL_CHECK(f.good()) << "cannot write cost model file " << tmp;
+    f << kModelFileSignature << '\n' << h.dump() << '\n';
+    f.write(payload.data(), std::streamsize(payload.size()));
+    TESSEL_CHECK(f.good()) << "cannot write cost model file " << tmp << " (disk full?)";
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  TESSEL_CHECK(!ec) << "cannot move " << tmp << " to " << path << ": " << ec.message();
+}
+
+void LearnedModel::load(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  TESSEL_CHECK(f.good()) << "cannot open cost model file " << path;
+  std::string sig, header;
+  std::getline(f, sig);
+  TESSEL_CHECK(sig == kModelFileSignature)
+      << path << " is not a tessel cost model file (its first line is not '" << kModelFileSignature
+      << "'); pass a file written by CostModel::save";
+  std::getline(f, header);
+  nlohmann::json h;
+  try {
+    h = nlohmann::json::parse(header);
+  } catch (const std::exception& e) {
+    TESSEL_CHECK(false) << path << ": corrupt cost model header (" << e.what() << "); save the model again";
+  }
+  TESSEL_CHECK(h.is_object() && h.contains("format") && h.contains("model") && h.contains("feature_version") &&
+               h.contains("payload_bytes") && h.contains("checksum"))
+      << path << ": corrupt cost model header (fields missing); save the model again";
+  int format = h["format"].get<int>();
+  TESSEL_CHECK(format == kModelFileFormat) << path << ": cost model file format " << format
+                                           << ", this tessel reads format " << kModelFileFormat
+                                           << "; save the model again with this version";
+  std::string kind = h["model"].get<std::string>();
+  TESSEL_CHECK(kind == name()) << path << " holds a '" << kind << "' model, not '" << name()
+                               << "'; load it with the model kind '" << kind << "'";
+  int fv = h["feature_version"].get<int>();
+  TESSEL_CHECK(fv == kFeatureVersion && h.value("feature_length", -1) == kFeatureLength)
+      << path << " was trained on feature version " << fv << " (length " << h.value("feature_length", -1)
+      << "), this tessel extracts version " << kFeatureVersion << " (length " << int(kFeatureLength)
+      << "); retrain the model on measured records and save it again";
+  size_t n = h["payload_bytes"].get<size_t>();
+  std::string payload(n, '\0');
+  f.read(payload.data(), std::streamsize(n));
+  TESSEL_CHECK(size_t(f.gcount()) == n) << path << ": truncated cost model file (" << f.gcount() << " of " << n
+                                        << " payload bytes); save the model again";
+  TESSEL_CHECK(fnv1a64(payload) == h["checksum"].get<std::string>())
+      << path << ": corrupt cost model file (checksum mismatch); save the model again";
+  deserialize(payload);
+  fitted_ = true;
+  fitted_at_ = samples_.size();
+}
+
+}  // namespace tessel::costmodel

@@ -1,0 +1,226 @@
+// The XGBoost models (the only file that includes xgboost/c_api.h).
+//
+// Guide:
+//   XgbBase       booster lifetime, common parameters (tree_method=hist, nthread), in-place prediction of
+//                 row-major float rows, payload = the booster as UBJSON (XGBoosterSaveModelToBuffer)
+//   XgbPackSum    "xgb": one row per store; a program's score is the sum of its rows' outputs. Trained with
+//                 Ansor's pack-sum squared error as a custom objective: every round predicts the rows'
+//                 margins, sums them per program and boosts with grad = w * (sum - y), hess = w for each row
+//                 of the program (w = max(y, 0.05): good programs weigh more, as Ansor weights by y).
+//   XgbRank       "xgb-rank": one row per program (the sum of its store rows), rank:pairwise with one query
+//                 group per workload; labels are normalized throughput.
+#include <xgboost/c_api.h>
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <map>
+
+#include "tessel/costmodel/learned_model.h"
+#include "tessel/support/error.h"
+
+namespace tessel::costmodel {
+
+namespace {
+
+// Never produced by the features (they are >= 0): XGBoost sees no missing values.
+constexpr float kMissing = -3.0e38f;
+
+void xgb_check(int rc, const char* what) {
+  TESSEL_CHECK(rc == 0) << "XGBoost " << what << " failed: " << XGBGetLastError();
+}
+
+/** Owns a DMatrix. */
+struct DMatrix {
+  DMatrixHandle h = nullptr;
+  DMatrix(const std::vector<float>& data, size_t rows) {
+    xgb_check(XGDMatrixCreateFromMat(data.data(), rows, kFeatureLength, kMissing, &h), "XGDMatrixCreateFromMat");
+  }
+  ~DMatrix() {
+    if (h) XGDMatrixFree(h);
+  }
+  DMatrix(const DMatrix&) = delete;
+  DMatrix& operator=(const DMatrix&) = delete;
+  void set_float(const char* field, const std::vector<float>& v) {
+    xgb_check(XGDMatrixSetFloatInfo(h, field, v.data(), v.size()), field);
+  }
+};
+
+class XgbBase : public LearnedModel {
+ public:
+  explicit XgbBase(const ModelParams& p) : LearnedModel(p) {
+    if (p.is_object()) {
+      num_rounds_ = p.value("num_rounds", num_rounds_);
+      max_depth_ = p.value("max_depth", max_depth_);
+      eta_ = p.value("eta", eta_);
+    }
+    TESSEL_CHECK(num_rounds_ > 0 && max_depth_ > 0 && eta_ > 0)
+        << "cost model " << "xgb: num_rounds, max_depth and eta must be positive";
+  }
+  ~XgbBase() override { reset(); }
+
+ protected:
+  void reset() {
+    if (booster_) XGBoosterFree(booster_);
+    booster_ = nullptr;
+  }
+  /** A fresh booster on dtrain (may be null for load) with the parameters every model shares. */
+  void create(DMatrixHandle dtrain) {
+    reset();
+    xgb_check(XGBoosterCreate(dtrain ? &dtrain : nullptr, dtrain ? 1 : 0, &booster_), "XGBoosterCreate");
+    set("tree_method", "hist");
+    set("nthread", std::to_string(params_.nthread));
+    set("seed", std::to_string(params_.seed % 2147483647));
+    set("max_depth", std::to_string(max_depth_));
+    set("eta", std::to_string(eta_));
+    set("verbosity", "0");
+  }
+  void set(const char* k, const std::string& v) { xgb_check(XGBoosterSetParam(booster_, k, v.c_str()), k); }
+
+  /** Raw margins of rows (row-major, kFeatureLength floats each). */
+  std::vector<float> predict_rows(const std::vector<float>& data, size_t rows) const {
+    if (rows == 0) return {};
+    char iface[256];
+    std::snprintf(iface, sizeof iface,
+                  R"({"data":[%llu,true],"shape":[%zu,%d],"typestr":"<f4","version":3})",
+                  static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(data.data())), rows,
+                  int(kFeatureLength));
+    static const char* config =
+        R"({"type":1,"training":false,"iteration_begin":0,"iteration_end":0,"strict_shape":false,"missing":-3.0e38})";
+    const bst_ulong* shape = nullptr;
+    bst_ulong dim = 0;
+    const float* out = nullptr;
+    xgb_check(XGBoosterPredictFromDense(booster_, iface, config, nullptr, &shape, &dim, &out), "prediction");
+    return std::vector<float>(out, out + rows);
+  }
+
+  std::string serialize() const override {
+    bst_ulong len = 0;
+    const char* buf = nullptr;
+    xgb_check(XGBoosterSaveModelToBuffer(booster_, R"({"format":"ubj"})", &len, &buf), "saving the booster");
+    return std::string(buf, len);
+  }
+  void deserialize(const std::string& bytes) override {
+    create(nullptr);
+    int rc = XGBoosterLoadModelFromBuffer(booster_, bytes.data(), bytes.size());
+    if (rc != 0) {
+      std::string err = XGBGetLastError();
+      reset();
+      TESSEL_CHECK(false) << "the XGBoost model in the file cannot be read (" << err << "); save the model again";
+    }
+    set("nthread", std::to_string(params_.nthread));
+  }
+
+  BoosterHandle booster_ = nullptr;
+  int num_rounds_ = 100;
+  int max_depth_ = 6;
+  double eta_ = 0.2;
+};
+
+class XgbPackSum : public XgbBase {
+ public:
+  explicit XgbPackSum(const ModelParams& p) : XgbBase(with_defaults(p)) {}
+  std::string name() const override { return "xgb"; }
+
+ protected:
+  static ModelParams with_defaults(ModelParams p) {
+    if (!p.is_object()) p = ModelParams::object();
+    if (!p.contains("max_depth")) p["max_depth"] = 8;
+    return p;
+  }
+
+  void fit(const std::vector<Sample>& samples, const std::vector<float>& labels) override {
+    std::vector<float> data;
+    std::vector<uint32_t> program_of_row;
+    for (size_t i = 0; i < samples.size(); ++i)
+      for (auto& r : *samples[i].features) {
+        data.insert(data.end(), r.begin(), r.end());
+        program_of_row.push_back(uint32_t(i));
+      }
+    size_t rows = program_of_row.size();
+    DMatrix d(data, rows);
+    create(d.h);
+    set("base_score", "0");
+    set("min_child_weight", "0");
+    set("gamma", "0.001");
+    std::vector<float> weight(samples.size());
+    for (size_t i = 0; i < samples.size(); ++i) weight[i] = std::max(labels[i], 0.05f);
+    std::vector<double> sum(samples.size());
+    std::vector<float> grad(rows), hess(rows);
+    for (int it = 0; it < num_rounds_; ++it) {
+      bst_ulong len = 0;
+      const float* pred = nullptr;
+      xgb_check(XGBoosterPredict(booster_, d.h, 1, 0, 1, &len, &pred), "training prediction");
+      std::fill(sum.begin(), sum.end(), 0.0);
+      for (size_t r = 0; r < rows; ++r) sum[program_of_row[r]] += pred[r];
+      for (size_t r = 0; r < rows; ++r) {
+        uint32_t p = program_of_row[r];
+        grad[r] = float(weight[p] * (sum[p] - labels[p]));
+        hess[r] = weight[p];
+      }
+      xgb_check(XGBoosterBoostOneIter(booster_, d.h, grad.data(), hess.data(), rows), "boosting");
+    }
+  }
+
+  std::vector<double> score(const std::vector<const ProgramFeatures*>& programs) override {
+    std::vector<float> data;
+    for (auto* p : programs)
+      for (auto& r : *p) data.insert(data.end(), r.begin(), r.end());
+    std::vector<float> m = predict_rows(data, data.size() / kFeatureLength);
+    std::vector<double> out(programs.size(), 0.0);
+    size_t r = 0;
+    for (size_t i = 0; i < programs.size(); ++i)
+      for (size_t k = 0; k < programs[i]->size(); ++k) out[i] += m[r++];
+    return out;
+  }
+};
+
+class XgbRank : public XgbBase {
+ public:
+  explicit XgbRank(const ModelParams& p) : XgbBase(p) {}
+  std::string name() const override { return "xgb-rank"; }
+
+ protected:
+  void fit(const std::vector<Sample>& samples, const std::vector<float>& labels) override {
+    // One query group per workload: rows ordered by workload, groups are the run lengths.
+    std::map<std::string, std::vector<size_t>> by_workload;
+    for (size_t i = 0; i < samples.size(); ++i) by_workload[samples[i].workload_key].push_back(i);
+    std::vector<float> data, y;
+    std::vector<unsigned> groups;
+    for (auto& [key, idx] : by_workload) {
+      groups.push_back(unsigned(idx.size()));
+      for (size_t i : idx) {
+        std::vector<float> s = sum_features(*samples[i].features);
+        data.insert(data.end(), s.begin(), s.end());
+        y.push_back(labels[i]);
+      }
+    }
+    DMatrix d(data, y.size());
+    d.set_float("label", y);
+    xgb_check(XGDMatrixSetUIntInfo(d.h, "group", groups.data(), groups.size()), "group");
+    create(d.h);
+    set("objective", "rank:pairwise");
+    set("min_child_weight", "1");
+    for (int it = 0; it < num_rounds_; ++it) xgb_check(XGBoosterUpdateOneIter(booster_, it, d.h), "boosting");
+  }
+
+  std::vector<double> score(const std::vector<const ProgramFeatures*>& programs) override {
+    std::vector<float> data;
+    data.reserve(programs.size() * kFeatureLength);
+    for (auto* p : programs) {
+      std::vector<float> s = sum_features(*p);
+      data.insert(data.end(), s.begin(), s.end());
+    }
+    std::vector<float> m = predict_rows(data, programs.size());
+    return std::vector<double>(m.begin(), m.end());
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<LearnedModel> make_xgb_model(const ModelParams& params) { return std::make_unique<XgbPackSum>(params); }
+std::unique_ptr<LearnedModel> make_xgb_rank_model(const ModelParams& params) {
+  return std::make_unique<XgbRank>(params);
+}
+
+}  // namespace tessel::costmodel

@@ -1,0 +1,114 @@
+// Features: fixed length and version, deterministic, different for different schedules, and the loop
+// annotations (vectorize/parallel/unroll) and arithmetic counts land where docs/costmodel.md says.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <set>
+
+#include "tessel/costmodel/features.h"
+#include "tessel/lower/lower.h"
+#include "tessel/schedule/schedule.h"
+
+using namespace tessel;
+using namespace tessel::costmodel;
+
+namespace {
+
+const workload::Workload& mm64() {
+  static workload::Workload w = workload::from_spec("matmul:M=64,N=64,K=64");
+  return w;
+}
+
+std::vector<schedule::Step> tiled(bool vec, bool par, bool unroll) {
+  schedule::Schedule s(mm64().outputs);
+  auto n = s.leaf_names("C");
+  auto t = s.tile("C", n[0], n[1], 4, 16);  // i.o, j.o, i.i, j.i
+  s.reorder("C", {t[0], t[1], n[2], t[2], t[3]});
+  if (vec) s.vectorize("C", t[3]);
+  if (par) s.parallel("C", t[0]);
+  if (unroll) s.unroll("C", t[2]);
+  return s.trace();
+}
+
+float lg(double x) { return float(std::log2(1 + x)); }
+
+// The row of the reduction update (the store that reads its own buffer).
+std::vector<float> update_row(const std::vector<std::vector<float>>& rows) {
+  for (auto& r : rows)
+    if (r[kLoopOffset + 17] == 1.0f) return r;
+  FAIL("no accumulating store");
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("feature layout: fixed length, named, versioned", "[costmodel][features]") {
+  CHECK(kFeatureVersion == 1);
+  const auto& names = feature_names();
+  REQUIRE(int(names.size()) == kFeatureLength);
+  CHECK(std::set<std::string>(names.begin(), names.end()).size() == names.size());
+  // Pinned indices (docs/costmodel.md): changing these needs a new kFeatureVersion.
+  CHECK(names[0] == "float_addsub");
+  CHECK(names[3] == "float_mad");
+  CHECK(names[kLoopOffset + 6] == "vec_len");
+  CHECK(names[kLoopOffset + 14] == "par_len");
+  CHECK(names[kBufferOffset] == "buf0.present");
+  CHECK(names[kBufferOffset + kFeaturesPerBuffer + 3] == "buf1.bytes");
+  CHECK(names[kIntensityOffset] == "flops_per_byte");
+  CHECK(names[kFeatureLength - 1] == "program_loops");
+  for (auto& r : extract_features(mm64(), tiled(true, true, true))) CHECK(int(r.size()) == kFeatureLength);
+}
+
+TEST_CASE("features: deterministic, and different for different schedules", "[costmodel][features]") {
+  auto naive = extract_features(mm64(), {});
+  REQUIRE(naive.size() == 2);  // init store + update store
+  CHECK(naive == extract_features(mm64(), {}));
+  auto a = extract_features(mm64(), tiled(true, false, false));
+  auto b = extract_features(mm64(), tiled(false, false, false));
+  auto c = extract_features(mm64(), tiled(true, true, true));
+  CHECK(a == extract_features(mm64(), tiled(true, false, false)));
+  CHECK(a != b);
+  CHECK(a != c);
+  CHECK(a != naive);
+  for (auto* rows : {&naive, &a, &b, &c})
+    for (auto& r : *rows)
+      for (float x : r) CHECK(std::isfinite(x));
+}
+
+TEST_CASE("features: arithmetic counts and loop annotations", "[costmodel][features]") {
+  auto naive = update_row(extract_features(mm64(), {}));
+  double n3 = 64.0 * 64 * 64;
+  CHECK(naive[0] == Approx(lg(n3)));  // float adds
+  CHECK(naive[1] == Approx(lg(n3)));  // float muls
+  CHECK(naive[3] == Approx(lg(n3)));  // multiply-adds
+  CHECK(naive[kLoopOffset + 0] == Approx(lg(3)));  // three loops
+  CHECK(naive[kLoopOffset + 4] == 0);              // nothing vectorized
+  CHECK(naive[kLoopOffset + 12] == 0);             // nor parallel
+  CHECK(naive[kIntensityOffset + 2] == Approx(lg(2 * n3)));
+
+  auto v = update_row(extract_features(mm64(), tiled(true, true, true)));
+  CHECK(v[kLoopOffset + 4] == Approx(lg(1)));   // one vectorized loop
+  CHECK(v[kLoopOffset + 6] == Approx(lg(16)));  // of 16 lanes
+  CHECK(v[kLoopOffset + 7] == 0);               // innermost
+  CHECK(v[kLoopOffset + 10] == Approx(lg(4)));  // unrolled extent 4
+  CHECK(v[kLoopOffset + 14] == Approx(lg(16))); // parallel over 64 / 4 row blocks
+  CHECK(v[kLoopOffset + 15] == 0);              // at the outermost position
+  // Buffer slots: the output C is read and written by the update; B's innermost stride is 1 (j.i).
+  bool saw_b = false;
+  for (int s = 0; s < kFeatureBufferSlots; ++s) {
+    const float* buf = &v[kBufferOffset + s * kFeaturesPerBuffer];
+    if (buf[0] == 0) continue;
+    CHECK(buf[3] >= buf[4]);  // bytes >= unique bytes
+    if (buf[1] == 1 && buf[2] == 0 && buf[10] == Approx(lg(1))) saw_b = true;
+  }
+  CHECK(saw_b);
+}
+
+TEST_CASE("features: invalid traces give no rows; lowered functions work too", "[costmodel][features]") {
+  std::vector<schedule::Step> bad = {schedule::SplitStep{"C", "no_such_axis", 4}};
+  CHECK(extract_features(mm64(), bad).empty());
+  schedule::Schedule s(mm64().outputs);
+  s.apply_all(tiled(true, true, true));
+  auto rows = extract_features(lower::lower(s, mm64().args(), "f"));
+  CHECK(!rows.empty());
+  for (auto& r : rows) CHECK(int(r.size()) == kFeatureLength);
+}
