@@ -73,6 +73,23 @@ struct OneDnnConv {
 
 }  // namespace
 
+double onednn_conv_gflops(int N, int H, int W, int CI, int CO, int K, int stride, int pad, bool nhwc, int threads) {
+  Conv2dShape s{N, H, W, CI, CO, K, K, stride, pad};
+  ConvLayout layout = nhwc ? ConvLayout::kNHWC : ConvLayout::kNCHW;
+  std::vector<int64_t> in_shape = nhwc ? std::vector<int64_t>{N, H, W, CI} : std::vector<int64_t>{N, CI, H, W};
+  std::vector<int64_t> w_shape = nhwc ? std::vector<int64_t>{K, K, CI, CO} : std::vector<int64_t>{CO, CI, K, K};
+  std::vector<int64_t> out_shape = nhwc ? std::vector<int64_t>{N, s.HO(), s.WO(), CO}
+                                        : std::vector<int64_t>{N, CO, s.HO(), s.WO()};
+  runtime::NDArray in(in_shape, "float32"), w(w_shape, "float32"), out(out_shape, "float32");
+  in.fill_random(3);
+  w.fill_random(4);
+  omp_set_num_threads(threads);
+  OneDnnConv dn(s, layout, in.data_as<float>(), w.data_as<float>(), out.data_as<float>());
+  double t = 1e30;
+  for (int round = 0; round < 3; ++round) t = std::min(t, time_it([&] { dn.run(); }).median_s);
+  return s.flops() / t / 1e9;
+}
+
 int run_conv_benchmarks(Table& table, double peak, bool quick) {
   std::vector<Layer> layers = {
       {"conv_56x56_64-64_3x3", {1, 56, 56, 64, 64, 3, 3, 1, 1}},

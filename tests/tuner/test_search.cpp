@@ -90,7 +90,9 @@ TEST_CASE("rule space: knobs come from the computation and sampled schedules are
                                     "dense:M=8,N=48,K=32,bias=1,activation=gelu",
                                     "conv2d_nchw:N=1,H=10,W=10,CI=8,CO=16,KH=3,KW=3,stride=1,pad=1,bias=1,activation=relu",
                                     "softmax:M=12,N=40",
-                                    "elementwise_chain:M=9,N=70,activation=relu"};
+                                    "elementwise_chain:M=9,N=70,activation=relu",
+                                    "reduce:D0=3,D1=1000,op=sum,axes=1",
+                                    "reduce:D0=700,op=max,axes=0"};
   std::mt19937_64 rng(7);
   int valid = 0;
   for (auto& spec : specs) {
@@ -118,6 +120,10 @@ TEST_CASE("rule space: knobs come from the computation and sampled schedules are
   CHECK(names.count("C.tile.k"));
   CHECK(names.count("C.unroll"));
   CHECK(names.count("C.pack.B"));
+  auto red = make_rule_space(wl("reduce:D0=3,D1=1000,op=sum,axes=1"));
+  bool has_rf = false;
+  for (auto& k : red->knobs()) has_rf |= k.name.find(".rfactor") != std::string::npos;
+  CHECK(has_rf);
 }
 
 TEST_CASE("knob space (AutoTVM style) with grid search visits every combination once", "[tuner]") {

@@ -294,12 +294,45 @@ class SimpleReduction : public SketchRule {
     std::vector<int> k{ctx.add_knob({s.stage->name + ".unroll", unroll})};
     if (!s.is_output && effective_consumers(sch, s.stage->name).size() == 1)
       k.push_back(ctx.add_knob({s.stage->name + ".compute_at_consumer", {{0}, {1}}}));
+    // rfactor: a long innermost reduction (and little spatial parallelism to use instead) is split, its
+    // inner part becoming a data axis of a new stage that can be vectorized.
+    if (rfactor_candidate(*s.stage)) {
+      std::vector<std::vector<int64_t>> f = {{0}};
+      for (int64_t v : {8, 16, 32, 64})
+        if (v <= p_.max_vector_lanes) f.push_back({v});
+      k.push_back(ctx.add_knob({s.stage->name + ".rfactor", f}));
+    }
     return k;
+  }
+
+  static bool rfactor_candidate(const Stage& st) {
+    int64_t spatial = 1, inner_red = 0;
+    for (auto& a : st.root_axes) {
+      if (a->kind == ir::IterKind::kDataPar) spatial *= a->extent;
+      else inner_red = a->extent;
+    }
+    return inner_red >= 64 && spatial <= 4096;
   }
   Status apply(const StageInfo& s, Schedule& sch, const std::vector<int>& k, const RuleContext& ctx) const override {
     const std::string& n = s.stage->name;
     int64_t unroll = ctx.option(k[0])[0];
-    bool at = k.size() > 1 && ctx.option(k[1])[0] == 1;
+    size_t ki = 1;
+    bool at = !s.is_output && effective_consumers(sch, n).size() == 1 && ctx.option(k[ki++])[0] == 1;
+    int64_t rf = rfactor_candidate(*s.stage) ? ctx.option(k[ki++])[0] : 0;
+    if (rf > 0) {
+      // Split the innermost reduction axis; S.rf keeps its inner part as a (vectorized) data axis.
+      std::string red = s.stage->root_axes.back()->name;
+      auto [ro, ri] = sch.split(n, red, rf);
+      std::string rfs = sch.rfactor(n, ri);
+      auto rl = sch.leaf_names(rfs);  // ri (data), data axes..., reduction axes...
+      std::vector<std::string> order(rl.begin() + 1, rl.end());
+      order.push_back(rl.front());
+      sch.reorder(rfs, order);
+      sch.vectorize(rfs, rl.front());
+      const Stage* rs = find_stage(sch, rfs);
+      auto first = rs ? rs->find_axis(order.front()) : nullptr;
+      if (first && first->kind == ir::IterKind::kDataPar) sch.parallel(rfs, order.front());
+    }
     auto leaves = sch.leaf_names(n);
     if (at) {
       std::string consumer = effective_consumers(sch, n)[0];
