@@ -32,34 +32,76 @@ constexpr double kCacheLine = 64;
 
 // Indices inside groups (docs/costmodel.md lists them with the absolute index).
 enum Compute {
-  kFloatAddSub, kFloatMul, kFloatDiv, kFloatMad, kFloatMath, kFloatCmp, kIntAddSub, kIntMul, kIntDivMod,
-  kIntCmp, kBoolOp, kSelect, kCastOp, kLoads, kComputeCount
+  kFloatAddSub,
+  kFloatMul,
+  kFloatDiv,
+  kFloatMad,
+  kFloatMath,
+  kFloatCmp,
+  kIntAddSub,
+  kIntMul,
+  kIntDivMod,
+  kIntCmp,
+  kBoolOp,
+  kSelect,
+  kCastOp,
+  kLoads,
+  kComputeCount
 };
 enum Loop {
-  kNumLoops, kOuterProd, kInnerExtent, kSerialNum, kVecNum, kVecProd, kVecLen, kVecPos, kUnrollNum, kUnrollProd,
-  kUnrollLen, kUnrollPos, kParNum, kParProd, kParLen, kParPos, kAutoUnroll, kIsAccumulate, kGuards, kPredicated,
+  kNumLoops,
+  kOuterProd,
+  kInnerExtent,
+  kSerialNum,
+  kVecNum,
+  kVecProd,
+  kVecLen,
+  kVecPos,
+  kUnrollNum,
+  kUnrollProd,
+  kUnrollLen,
+  kUnrollPos,
+  kParNum,
+  kParProd,
+  kParLen,
+  kParPos,
+  kAutoUnroll,
+  kIsAccumulate,
+  kGuards,
+  kPredicated,
   kLoopCount
 };
 enum Buf {
-  kPresent, kIsRead, kIsWrite, kBytes, kUniqueBytes, kLines, kUniqueLines, kReuseCt, kReuseDisIter, kReuseDisBytes,
-  kStride, kIsLocal
+  kPresent,
+  kIsRead,
+  kIsWrite,
+  kBytes,
+  kUniqueBytes,
+  kLines,
+  kUniqueLines,
+  kReuseCt,
+  kReuseDisIter,
+  kReuseDisBytes,
+  kStride,
+  kIsLocal
 };
 static_assert(kComputeCount == kLoopOffset - kComputeOffset);
 static_assert(kLoopCount == kBufferOffset - kLoopOffset);
 static_assert(kBufferOffset + kFeatureBufferSlots * kFeaturesPerBuffer == kIntensityOffset);
 
-const char* const kComputeNames[] = {"float_addsub", "float_mul", "float_div", "float_mad", "float_math",
-                                     "float_cmp",    "int_addsub", "int_mul",  "int_divmod", "int_cmp",
-                                     "bool_op",      "select",    "cast",     "loads"};
-const char* const kLoopNames[] = {"num_loops",  "outer_prod",  "inner_extent", "serial_num",  "vec_num",
-                                  "vec_prod",   "vec_len",     "vec_pos",      "unroll_num",  "unroll_prod",
-                                  "unroll_len", "unroll_pos",  "par_num",      "par_prod",    "par_len",
+const char* const kComputeNames[] = {"float_addsub", "float_mul",  "float_div", "float_mad",  "float_math",
+                                     "float_cmp",    "int_addsub", "int_mul",   "int_divmod", "int_cmp",
+                                     "bool_op",      "select",     "cast",      "loads"};
+const char* const kLoopNames[] = {"num_loops",  "outer_prod",  "inner_extent",  "serial_num", "vec_num",
+                                  "vec_prod",   "vec_len",     "vec_pos",       "unroll_num", "unroll_prod",
+                                  "unroll_len", "unroll_pos",  "par_num",       "par_prod",   "par_len",
                                   "par_pos",    "auto_unroll", "is_accumulate", "guards",     "predicated"};
-const char* const kBufNames[] = {"present", "is_read",   "is_write",       "bytes",           "unique_bytes", "lines",
-                                 "unique_lines", "reuse_ct", "reuse_dis_iter", "reuse_dis_bytes", "stride", "is_local"};
-const char* const kTailNames[] = {"flops_per_byte", "flops_per_unique_byte", "flops",   "num_allocs",
-                                  "alloc_bytes",    "store_buffer_bytes",    "store_to_local",
-                                  "program_stores", "program_flops",         "program_loops"};
+const char* const kBufNames[] = {"present",        "is_read",         "is_write",     "bytes",
+                                 "unique_bytes",   "lines",           "unique_lines", "reuse_ct",
+                                 "reuse_dis_iter", "reuse_dis_bytes", "stride",       "is_local"};
+const char* const kTailNames[] = {"flops_per_byte", "flops_per_unique_byte", "flops",          "num_allocs",
+                                  "alloc_bytes",    "store_buffer_bytes",    "store_to_local", "program_stores",
+                                  "program_flops",  "program_loops"};
 
 struct LoopInfo {
   const VarNode* var;
@@ -89,11 +131,13 @@ double const_elements(const BufferNode& b) {
 std::pair<const Expr*, const Expr*> operands(const Expr& e) {
   switch (e.kind()) {
 #define TESSEL_BIN(K) \
-  case ExprKind::K: return {&e.as<ir::K>()->a, &e.as<ir::K>()->b};
-    TESSEL_BIN(Add) TESSEL_BIN(Sub) TESSEL_BIN(Mul) TESSEL_BIN(Div) TESSEL_BIN(Mod) TESSEL_BIN(Min) TESSEL_BIN(Max)
-    TESSEL_BIN(EQ) TESSEL_BIN(NE) TESSEL_BIN(LT) TESSEL_BIN(LE) TESSEL_BIN(And) TESSEL_BIN(Or)
+  case ExprKind::K:   \
+    return {&e.as<ir::K>()->a, &e.as<ir::K>()->b};
+    TESSEL_BIN(Add)
+    TESSEL_BIN(Sub) TESSEL_BIN(Mul) TESSEL_BIN(Div) TESSEL_BIN(Mod) TESSEL_BIN(Min) TESSEL_BIN(Max) TESSEL_BIN(EQ)
+        TESSEL_BIN(NE) TESSEL_BIN(LT) TESSEL_BIN(LE) TESSEL_BIN(And) TESSEL_BIN(Or)
 #undef TESSEL_BIN
-    default: return {nullptr, nullptr};
+            default : return {nullptr, nullptr};
   }
 }
 
@@ -126,7 +170,7 @@ class FeatureVisitor : public IRVisitor {
   void visit_(const AttrStmt* op) override {
     const int64_t* v = as_const_int(op->value);
     bool unroll = op->key == "pragma_auto_unroll_max_step" && v;
-    if (unroll) auto_unroll_.push_back(double(*v));
+    if (unroll) auto_unroll_.push_back({double(*v), loops_.size()});
     visit(op->body);
     if (unroll) auto_unroll_.pop_back();
   }
@@ -360,9 +404,12 @@ class FeatureVisitor : public IRVisitor {
         return count_expr(e.as<ir::Cast>()->value);
       case ExprKind::Call: {
         auto* c = e.as<ir::Call>();
-        if (c->op == Intrinsic::kIfThenElse) ops_[kSelect] += lanes;
-        else if (c->op == Intrinsic::kFma) ops_[kFloatMad] += lanes, ops_[kFloatAddSub] += lanes, ops_[kFloatMul] += lanes;
-        else if (c->op != Intrinsic::kPrefetch) ops_[fl ? kFloatMath : kIntMul] += lanes;
+        if (c->op == Intrinsic::kIfThenElse)
+          ops_[kSelect] += lanes;
+        else if (c->op == Intrinsic::kFma)
+          ops_[kFloatMad] += lanes, ops_[kFloatAddSub] += lanes, ops_[kFloatMul] += lanes;
+        else if (c->op != Intrinsic::kPrefetch)
+          ops_[fl ? kFloatMath : kIntMul] += lanes;
         for (auto& a : c->args) count_expr(a);
         return;
       }
@@ -423,7 +470,9 @@ class FeatureVisitor : public IRVisitor {
     for (int i = 0; i < depth; ++i) {
       const LoopInfo& l = loops_[i];
       switch (l.kind) {
-        case ForKind::kSerial: L[kSerialNum] += 1; break;
+        case ForKind::kSerial:
+          L[kSerialNum] += 1;
+          break;
         case ForKind::kVectorized:
           L[kVecNum] += 1, vec_prod *= l.extent, L[kVecLen] = float(l.extent), L[kVecPos] = float(depth - 1 - i);
           break;
@@ -438,10 +487,28 @@ class FeatureVisitor : public IRVisitor {
       }
     }
     if (lanes > 1) L[kVecNum] += 1, vec_prod *= lanes, L[kVecLen] = float(lanes), L[kVecPos] = 0;
+    // Loops the unroll pass will copy out under pragma_auto_unroll_max_step (innermost serial loops whose
+    // unrolled size, vector loops counting as one statement, stays within the step) count as unrolled.
+    if (!auto_unroll_.empty()) {
+      auto [max_step, from] = auto_unroll_.back();
+      double steps = 1;
+      for (int i = depth - 1; i >= int(from); --i) {
+        const LoopInfo& l = loops_[i];
+        if (l.kind == ForKind::kVectorized) continue;
+        if (l.kind == ForKind::kUnrolled) {
+          steps *= l.extent;
+          continue;
+        }
+        if (l.kind != ForKind::kSerial || steps * l.extent > max_step) break;
+        steps *= l.extent;
+        if (L[kUnrollNum] == 0) L[kUnrollLen] = float(l.extent), L[kUnrollPos] = float(depth - 1 - i);
+        L[kUnrollNum] += 1, unroll_prod *= l.extent;
+      }
+    }
     L[kVecProd] = L[kVecNum] > 0 ? float(vec_prod) : 0.0f;
     L[kUnrollProd] = L[kUnrollNum] > 0 ? float(unroll_prod) : 0.0f;
     L[kParProd] = L[kParNum] > 0 ? float(par_prod) : 0.0f;
-    L[kAutoUnroll] = auto_unroll_.empty() ? 0.0f : float(auto_unroll_.back());
+    L[kAutoUnroll] = auto_unroll_.empty() ? 0.0f : float(auto_unroll_.back().first);
     L[kIsAccumulate] = accumulate_ ? 1.0f : 0.0f;
     L[kGuards] = float(guards_);
     L[kPredicated] = predicated ? 1.0f : 0.0f;
@@ -482,7 +549,7 @@ class FeatureVisitor : public IRVisitor {
   }
 
   std::vector<LoopInfo> loops_;
-  std::vector<double> auto_unroll_;
+  std::vector<std::pair<double, size_t>> auto_unroll_;  // (max step, loop depth at the pragma)
   std::vector<const BufferNode*> allocs_;
   int guards_ = 0;
   int num_loops_total_ = 0;

@@ -44,7 +44,8 @@ LearnedModel::LearnedModel(const ModelParams& params) : params_(LearnedParams::f
 
 std::shared_ptr<const ProgramFeatures> LearnedModel::features_of(const Candidate& c) {
   TESSEL_CHECK(c.workload && c.trace) << "cost model " << name() << ": a candidate without workload or trace";
-  std::string key = c.workload->key + '\n' + schedule::trace_to_json(*c.trace).dump();
+  std::string key = c.workload->key;
+  for (auto& st : *c.trace) key += '\n' + schedule::step_to_string(st);
   auto it = cache_.find(key);
   if (it != cache_.end()) return it->second;
   if (cache_.size() >= 100000) cache_.clear();  // bounded, as TVM's feature cache
@@ -81,9 +82,8 @@ std::vector<double> LearnedModel::predict_features(const std::vector<const Progr
 }
 
 void LearnedModel::update(const std::vector<Candidate>& candidates, const std::vector<double>& throughput) {
-  TESSEL_CHECK(candidates.size() == throughput.size())
-      << "cost model " << name() << ": " << candidates.size() << " candidates but " << throughput.size()
-      << " throughputs";
+  TESSEL_CHECK(candidates.size() == throughput.size()) << "cost model " << name() << ": " << candidates.size()
+                                                       << " candidates but " << throughput.size() << " throughputs";
   std::vector<Sample> s;
   for (size_t i = 0; i < candidates.size(); ++i) {
     auto f = features_of(candidates[i]);
@@ -126,9 +126,12 @@ void LearnedModel::save(const std::string& path) const {
   TESSEL_CHECK(fitted_) << "cost model " << name() << " is not trained yet (it needs " << params_.min_samples
                         << " measured samples, has " << samples_.size() << "): nothing to save to " << path;
   std::string payload = serialize();
-  nlohmann::json h = {{"format", kModelFileFormat},       {"model", name()},
-                      {"feature_version", kFeatureVersion}, {"feature_length", int(kFeatureLength)},
-                      {"payload_bytes", payload.size()},  {"checksum", fnv1a64(payload)},
+  nlohmann::json h = {{"format", kModelFileFormat},
+                      {"model", name()},
+                      {"feature_version", kFeatureVersion},
+                      {"feature_length", int(kFeatureLength)},
+                      {"payload_bytes", payload.size()},
+                      {"checksum", fnv1a64(payload)},
                       {"samples", fitted_at_}};
   std::string tmp = path + ".tmp";
   {
@@ -148,9 +151,8 @@ void LearnedModel::load(const std::string& path) {
   TESSEL_CHECK(f.good()) << "cannot open cost model file " << path;
   std::string sig, header;
   std::getline(f, sig);
-  TESSEL_CHECK(sig == kModelFileSignature)
-      << path << " is not a tessel cost model file (its first line is not '" << kModelFileSignature
-      << "'); pass a file written by CostModel::save";
+  TESSEL_CHECK(sig == kModelFileSignature) << path << " is not a tessel cost model file (its first line is not '"
+                                           << kModelFileSignature << "'); pass a file written by CostModel::save";
   std::getline(f, header);
   nlohmann::json h;
   try {
@@ -162,9 +164,9 @@ void LearnedModel::load(const std::string& path) {
                h.contains("payload_bytes") && h.contains("checksum"))
       << path << ": corrupt cost model header (fields missing); save the model again";
   int format = h["format"].get<int>();
-  TESSEL_CHECK(format == kModelFileFormat) << path << ": cost model file format " << format
-                                           << ", this tessel reads format " << kModelFileFormat
-                                           << "; save the model again with this version";
+  TESSEL_CHECK(format == kModelFileFormat)
+      << path << ": cost model file format " << format << ", this tessel reads format " << kModelFileFormat
+      << "; save the model again with this version";
   std::string kind = h["model"].get<std::string>();
   TESSEL_CHECK(kind == name()) << path << " holds a '" << kind << "' model, not '" << name()
                                << "'; load it with the model kind '" << kind << "'";

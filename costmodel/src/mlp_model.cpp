@@ -4,7 +4,8 @@
 //   Net         standardize (per-feature mean/std of the training rows) -> Linear(104, H) -> ReLU ->
 //               Linear(H, H) -> ReLU -> Linear(H, 1); a program's score is the sum over its rows (pack-sum)
 //   forward     all rows of a batch at once (columns), then per-program sums
-//   fit         epochs of shuffled pairs (i, j) of one workload with y_i > y_j; loss log(1 + exp(S_j - S_i))
+//   fit         epochs (at most max_steps Adam steps in all) of shuffled pairs (i, j) of one workload with y_i > y_j;
+//   loss log(1 + exp(S_j - S_i))
 //               weighted by y_i - y_j; Adam on mini-batches of pairs; backprop through the row sums
 //   payload     "MLP1", hidden size, then mean, std, W1, b1, W2, b2, w3, b3 as little-endian floats
 #include <Eigen/Dense>
@@ -52,6 +53,7 @@ class MlpModel : public LearnedModel {
       epochs_ = p.value("epochs", epochs_);
       lr_ = p.value("learning_rate", lr_);
       pairs_per_program_ = p.value("pairs_per_program", pairs_per_program_);
+      max_steps_ = p.value("max_steps", max_steps_);
     }
     TESSEL_CHECK(hidden_ > 0 && epochs_ > 0 && lr_ > 0 && pairs_per_program_ > 0)
         << "cost model mlp: hidden, epochs, learning_rate and pairs_per_program must be positive";
@@ -98,7 +100,7 @@ class MlpModel : public LearnedModel {
     Adam a1, a2, a3, ab1, ab2;
     int t = 0;
     const size_t batch = 64;
-    for (int epoch = 0; epoch < epochs_; ++epoch) {
+    for (int epoch = 0; epoch < epochs_ && t < max_steps_; ++epoch) {
       pairs.clear();
       for (auto& [k, idx] : groups) {
         if (idx.size() < 2) continue;
@@ -111,7 +113,7 @@ class MlpModel : public LearnedModel {
           }
       }
       std::shuffle(pairs.begin(), pairs.end(), rng_);
-      for (size_t b = 0; b < pairs.size(); b += batch) {
+      for (size_t b = 0; b < pairs.size() && t < max_steps_; b += batch) {
         size_t e = std::min(pairs.size(), b + batch);
         train_batch(x, labels, pairs, b, e, ++t, a1, a2, a3, ab1, ab2);
       }
@@ -190,15 +192,16 @@ class MlpModel : public LearnedModel {
  private:
   Mat standardize(const ProgramFeatures& rows) const {
     Mat x(kFeatureLength, Eigen::Index(rows.size()));
-    for (size_t c = 0; c < rows.size(); ++c) x.col(Eigen::Index(c)) = Eigen::Map<const Vec>(rows[c].data(), kFeatureLength);
+    for (size_t c = 0; c < rows.size(); ++c)
+      x.col(Eigen::Index(c)) = Eigen::Map<const Vec>(rows[c].data(), kFeatureLength);
     return (x.colwise() - net_.mean).array().colwise() * net_.inv_std.array();
   }
 
   // One Adam step on pairs [b, e): forward all rows of the programs involved, pairwise logistic loss on the
   // program sums, backprop through the sums.
   void train_batch(const std::vector<Mat>& x, const std::vector<float>& labels,
-                   const std::vector<std::pair<size_t, size_t>>& pairs, size_t b, size_t e, int t, Adam& a1,
-                   Adam& a2, Adam& a3, Adam& ab1, Adam& ab2) {
+                   const std::vector<std::pair<size_t, size_t>>& pairs, size_t b, size_t e, int t, Adam& a1, Adam& a2,
+                   Adam& a3, Adam& ab1, Adam& ab2) {
     std::unordered_map<size_t, size_t> slot;  // program -> index in the batch
     std::vector<size_t> progs;
     for (size_t k = b; k < e; ++k)
@@ -248,6 +251,7 @@ class MlpModel : public LearnedModel {
   int epochs_ = 40;
   double lr_ = 2e-3;
   int pairs_per_program_ = 8;
+  int max_steps_ = 1000;  // Adam steps per fit at most (bounds the fit time as the data grows)
 };
 
 }  // namespace

@@ -55,7 +55,8 @@ class XgbBase : public LearnedModel {
       eta_ = p.value("eta", eta_);
     }
     TESSEL_CHECK(num_rounds_ > 0 && max_depth_ > 0 && eta_ > 0)
-        << "cost model " << "xgb: num_rounds, max_depth and eta must be positive";
+        << "cost model "
+        << "xgb: num_rounds, max_depth and eta must be positive";
   }
   ~XgbBase() override { reset(); }
 
@@ -81,12 +82,10 @@ class XgbBase : public LearnedModel {
   std::vector<float> predict_rows(const std::vector<float>& data, size_t rows) const {
     if (rows == 0) return {};
     char iface[256];
-    std::snprintf(iface, sizeof iface,
-                  R"({"data":[%llu,true],"shape":[%zu,%d],"typestr":"<f4","version":3})",
-                  static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(data.data())), rows,
-                  int(kFeatureLength));
+    std::snprintf(iface, sizeof iface, R"({"data":[%llu,true],"shape":[%zu,%d],"typestr":"<f4","version":3})",
+                  static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(data.data())), rows, int(kFeatureLength));
     static const char* config =
-        R"({"type":1,"training":false,"iteration_begin":0,"iteration_end":0,"strict_shape":false,"missing":-3.0e38})";
+        R"({"type":1,"training":false,"cache_id":0,"iteration_begin":0,"iteration_end":0,"strict_shape":false,"missing":-3.0e38})";
     const bst_ulong* shape = nullptr;
     bst_ulong dim = 0;
     const float* out = nullptr;
@@ -112,23 +111,18 @@ class XgbBase : public LearnedModel {
   }
 
   BoosterHandle booster_ = nullptr;
-  int num_rounds_ = 100;
-  int max_depth_ = 6;
-  double eta_ = 0.2;
+  // Shallow trees, many small steps: on a few hundred samples deeper trees overfit (docs/costmodel.md).
+  int num_rounds_ = 200;
+  int max_depth_ = 4;
+  double eta_ = 0.1;
 };
 
 class XgbPackSum : public XgbBase {
  public:
-  explicit XgbPackSum(const ModelParams& p) : XgbBase(with_defaults(p)) {}
+  explicit XgbPackSum(const ModelParams& p) : XgbBase(p) {}
   std::string name() const override { return "xgb"; }
 
  protected:
-  static ModelParams with_defaults(ModelParams p) {
-    if (!p.is_object()) p = ModelParams::object();
-    if (!p.contains("max_depth")) p["max_depth"] = 8;
-    return p;
-  }
-
   void fit(const std::vector<Sample>& samples, const std::vector<float>& labels) override {
     std::vector<float> data;
     std::vector<uint32_t> program_of_row;

@@ -77,21 +77,21 @@ TEST_CASE("features: deterministic, and different for different schedules", "[co
 TEST_CASE("features: arithmetic counts and loop annotations", "[costmodel][features]") {
   auto naive = update_row(extract_features(mm64(), {}));
   double n3 = 64.0 * 64 * 64;
-  CHECK(naive[0] == Approx(lg(n3)));  // float adds
-  CHECK(naive[1] == Approx(lg(n3)));  // float muls
-  CHECK(naive[3] == Approx(lg(n3)));  // multiply-adds
+  CHECK(naive[0] == Approx(lg(n3)));               // float adds
+  CHECK(naive[1] == Approx(lg(n3)));               // float muls
+  CHECK(naive[3] == Approx(lg(n3)));               // multiply-adds
   CHECK(naive[kLoopOffset + 0] == Approx(lg(3)));  // three loops
   CHECK(naive[kLoopOffset + 4] == 0);              // nothing vectorized
   CHECK(naive[kLoopOffset + 12] == 0);             // nor parallel
   CHECK(naive[kIntensityOffset + 2] == Approx(lg(2 * n3)));
 
   auto v = update_row(extract_features(mm64(), tiled(true, true, true)));
-  CHECK(v[kLoopOffset + 4] == Approx(lg(1)));   // one vectorized loop
-  CHECK(v[kLoopOffset + 6] == Approx(lg(16)));  // of 16 lanes
-  CHECK(v[kLoopOffset + 7] == 0);               // innermost
-  CHECK(v[kLoopOffset + 10] == Approx(lg(4)));  // unrolled extent 4
-  CHECK(v[kLoopOffset + 14] == Approx(lg(16))); // parallel over 64 / 4 row blocks
-  CHECK(v[kLoopOffset + 15] == 0);              // at the outermost position
+  CHECK(v[kLoopOffset + 4] == Approx(lg(1)));    // one vectorized loop
+  CHECK(v[kLoopOffset + 6] == Approx(lg(16)));   // of 16 lanes
+  CHECK(v[kLoopOffset + 7] == 0);                // innermost
+  CHECK(v[kLoopOffset + 10] == Approx(lg(4)));   // unrolled extent 4
+  CHECK(v[kLoopOffset + 14] == Approx(lg(16)));  // parallel over 64 / 4 row blocks
+  CHECK(v[kLoopOffset + 15] == 0);               // at the outermost position
   // Buffer slots: the output C is read and written by the update; B's innermost stride is 1 (j.i).
   bool saw_b = false;
   for (int s = 0; s < kFeatureBufferSlots; ++s) {

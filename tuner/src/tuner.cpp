@@ -117,6 +117,9 @@ class Tuning {
     nlohmann::json settings = {{"strategy", o_.strategy}, {"cost_model", o_.cost_model}, {"scheduler", o_.scheduler},
                                {"seed", o_.seed},         {"trials", o_.trials},         {"target", target_},
                                {"measure", o_.measure.to_json()}};
+    settings["tasks"] = nlohmann::json::array();  // weights, for reports of network runs
+    for (auto& r : runs_)
+      settings["tasks"].push_back({{"key", r.summary.key}, {"name", r.summary.name}, {"weight", r.summary.weight}});
     run_id_ = db_->begin_run(settings);
     for (auto& r : runs_) resume(r);
     while (true) {

@@ -44,8 +44,7 @@ std::vector<std::vector<float>> extract_features(const ir::LoweredFunc& f);
 ir::LoweredFunc extraction_ir(const workload::Workload& w, const std::vector<schedule::Step>& trace);
 
 /** Rows of a candidate: extract_features(extraction_ir(w, trace)); empty when the trace is invalid. */
-std::vector<std::vector<float>> extract_features(const workload::Workload& w,
-                                                 const std::vector<schedule::Step>& trace);
+std::vector<std::vector<float>> extract_features(const workload::Workload& w, const std::vector<schedule::Step>& trace);
 
 /** Sum of the rows (the per-program vector the ranking models use); zeros for no rows. */
 std::vector<float> sum_features(const std::vector<std::vector<float>>& rows);
