@@ -92,11 +92,11 @@ int main(int argc, char** argv) {
   };
   if (only.empty() || only == "throughput") {
     auto s = tune_one("matmul:M=512,N=512,K=512", 64, 0, model, dir);
-    add("throughput matmul 512^3 (64 trials)", s, "-", 0);
+    add("throughput: matmul_512^3 (64 trials)", s, "-", 0);
   }
   if (only.empty() || only == "gemm") {
     auto s = tune_one("matmul:M=1024,N=1024,K=1024", trials, time_s, model, dir);
-    add("gemm 1024^3, 1 thread", s, "hand-written", hand_written_gemm_gflops(1024));
+    add("gemm_1024^3 (1 thread)", s, "hand-written", hand_written_gemm_gflops(1024));
   }
   if (only.empty() || only == "conv") {
     struct L {
@@ -108,7 +108,9 @@ int main(int argc, char** argv) {
       std::snprintf(spec, sizeof spec, "conv2d_nchw:N=1,H=%d,W=%d,CI=%d,CO=%d,KH=%d,KW=%d,stride=1,pad=%d", l.H, l.H,
                     l.CI, l.CO, l.K, l.K, l.pad);
       auto s = tune_one(spec, trials, time_s, model, dir);
-      add(std::string(spec).substr(12) + ", 1 thread", s, "onednn",
+      char label[128];
+      std::snprintf(label, sizeof label, "conv_nchw_%dx%d_%d-%d_%dx%d (1 thread)", l.H, l.H, l.CI, l.CO, l.K, l.K);
+      add(label, s, "onednn",
           bench::onednn_conv_gflops(1, l.H, l.H, l.CI, l.CO, l.K, 1, l.pad, false, 1));
     }
   }

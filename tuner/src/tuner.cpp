@@ -95,7 +95,7 @@ class Tuning {
       RuleSpaceParams rp;
       rp.vector_lanes = std::max(4, codegen::Target::parse(o.target).vector_bytes() / 4);
       r.space = make_rule_space(t.workload, {}, rp);
-      r.model = costmodel::make_cost_model(o.cost_model, {{"seed", seed}});
+      r.model = costmodel::make_cost_model(o.cost_model, {{"seed", seed}, {"nthread", 1}});
       r.signature = space_signature(*r.space);
       r.summary.name = t.name.empty() ? t.workload->spec : t.name;
       r.summary.spec = t.workload->spec;
