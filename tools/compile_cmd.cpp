@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "cli_util.h"
 #include "subcommand.h"
 #include "tessel/codegen/aot.h"
 #include "tessel/records/compile.h"
@@ -45,12 +46,7 @@ int run_compile(const std::vector<std::string>& args) {
       "emit", po::value<std::string>(&emit)->default_value("o,so,h"), "comma-separated outputs: o, so, h")(
       "quiet,q", po::bool_switch(&quiet), "print nothing on success");
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(desc).run(), vm);
-  po::notify(vm);
-  if (vm.count("help")) {
-    std::cout << desc << "\n";
-    return 0;
-  }
+  if (parse_args(desc, args, vm)) return 0;
   if (db_path.empty()) throw po::error("--db is required");
   if (output.empty()) throw po::error("-o/--output is required");
   if (spec.empty() == te_file.empty()) throw po::error("give exactly one of --workload and --te");

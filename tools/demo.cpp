@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "cli_util.h"
 #include "subcommand.h"
 #include "tessel/codegen/jit.h"
 #include "tessel/lower/lower.h"
@@ -25,12 +26,7 @@ int run_demo(const std::vector<std::string>& args) {
                                                     "M = N = K")(
       "threads,t", po::value<int>(&threads)->default_value(1), "threads for parallel loops");
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(desc).run(), vm);
-  po::notify(vm);
-  if (vm.count("help")) {
-    std::cout << desc << "\n";
-    return 0;
-  }
+  if (parse_args(desc, args, vm)) return 0;
   TESSEL_CHECK(n >= 1 && n <= 4096) << "--size must be in [1, 4096], got " << n;
   TESSEL_CHECK(threads >= 1 && threads <= 256) << "--threads must be in [1, 256], got " << threads;
   runtime::set_num_threads(threads);

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "cli_util.h"
 #include "subcommand.h"
 #include "tessel/records/database.h"
 #include "tessel/records/report.h"
@@ -69,12 +70,7 @@ int run_report(const std::vector<std::string>& args) {
       "title", po::value<std::string>(&o.title), "page title")("top", po::value<int>(&o.top)->default_value(10),
                                                                "rows of each workload's best-records table");
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(desc).run(), vm);
-  po::notify(vm);
-  if (vm.count("help")) {
-    std::cout << desc << "\n";
-    return 0;
-  }
+  if (parse_args(desc, args, vm)) return 0;
   if (db_path.empty()) throw po::error("give --db PATH");
   if (out.empty()) throw po::error("give -o FILE.html");
   if (o.top < 1) throw po::error("--top must be at least 1");

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "cli_util.h"
 #include "subcommand.h"
 #include "tessel/support/error.h"
 #include "tessel/tuner/tuner.h"
@@ -74,12 +75,7 @@ int run_tune(const std::vector<std::string>& args) {
       "flush-cache", po::bool_switch(&o.measure.flush_cache), "flush the cache between timed runs")(
       "json", po::value<std::string>(&json_path), "write the summary as JSON here");
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(desc).run(), vm);
-  po::notify(vm);
-  if (vm.count("help")) {
-    std::cout << desc << "\n";
-    return 0;
-  }
+  if (parse_args(desc, args, vm)) return 0;
   TESSEL_CHECK(int(!spec.empty()) + int(!te_file.empty()) + int(!network.empty()) == 1)
       << "give exactly one of --workload, --te, --network";
   if (!time_str.empty()) o.time_budget_s = parse_duration(time_str);

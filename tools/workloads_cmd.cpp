@@ -5,6 +5,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "cli_util.h"
 #include "subcommand.h"
 #include "tessel/support/error.h"
 #include "tessel/ops/registry.h"
@@ -92,12 +93,7 @@ int run_workloads(const std::vector<std::string>& args) {
       "workload", po::value<std::string>(&spec), "workload spec NAME:P=V,...")(
       "te", po::value<std::string>(&te_file), ".te file")("json", po::bool_switch(&json), "JSON output");
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(desc).run(), vm);
-  po::notify(vm);
-  if (vm.count("help")) {
-    std::cout << desc << "\n";
-    return 0;
-  }
+  if (parse_args(desc, args, vm)) return 0;
   TESSEL_CHECK(int(!network.empty()) + int(!spec.empty()) + int(!te_file.empty()) <= 1)
       << "give at most one of --network, --workload, --te";
   if (!network.empty()) {

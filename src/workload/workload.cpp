@@ -52,8 +52,8 @@ Workload from_spec(const std::string& spec) {
   return w;
 }
 
-Workload from_te_text(const std::string& text, const std::string& name) {
-  te::TeProgram p = te::parse_te(text, name);
+namespace {
+Workload from_program(const te::TeProgram& p, const std::string& name) {
   Workload w;
   w.name = std::filesystem::path(name).stem().string();
   w.spec = "te:" + name;
@@ -63,18 +63,11 @@ Workload from_te_text(const std::string& text, const std::string& name) {
   finish(w);
   return w;
 }
+}  // namespace
 
-Workload from_te_file(const std::string& path) {
-  te::TeProgram p = te::parse_te_file(path);
-  Workload w;
-  w.name = std::filesystem::path(path).stem().string();
-  w.spec = "te:" + path;
-  w.te_text = te::print_te(p);
-  w.inputs = p.inputs;
-  w.outputs = p.outputs;
-  finish(w);
-  return w;
-}
+Workload from_te_text(const std::string& text, const std::string& name) { return from_program(te::parse_te(text, name), name); }
+
+Workload from_te_file(const std::string& path) { return from_program(te::parse_te_file(path), path); }
 
 namespace {
 nlohmann::json tensor_json(const te::Tensor& t) {
