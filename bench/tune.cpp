@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
       "trials", po::value<int64_t>(&trials)->default_value(200), "trials per workload")(
       "time", po::value<std::string>(&time_str)->default_value("240"), "seconds per workload (or 15m)")(
       "cost-model", po::value<std::string>(&model)->default_value("random"), "cost model")(
-      "only", po::value<std::string>(&only), "gemm, conv or throughput");
+      "only", po::value<std::string>(&only), "gemm, conv, conv1x1 or throughput");
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, desc), vm);
@@ -98,12 +98,13 @@ int main(int argc, char** argv) {
     auto s = tune_one("matmul:M=1024,N=1024,K=1024", trials, time_s, model, dir);
     add("gemm_1024^3 (1 thread)", s, "hand-written", hand_written_gemm_gflops(1024));
   }
-  if (only.empty() || only == "conv") {
+  if (only.empty() || only == "conv" || only == "conv1x1") {
     struct L {
       int H, CI, CO, K, pad;
     };
     for (L l : {L{56, 64, 64, 3, 1}, L{28, 128, 128, 3, 1}, L{14, 256, 256, 3, 1}, L{7, 512, 512, 3, 1},
                 L{56, 64, 256, 1, 0}}) {
+      if (only == "conv1x1" && l.K != 1) continue;
       char spec[256];
       std::snprintf(spec, sizeof spec, "conv2d_nchw:N=1,H=%d,W=%d,CI=%d,CO=%d,KH=%d,KW=%d,stride=1,pad=%d", l.H, l.H,
                     l.CI, l.CO, l.K, l.K, l.pad);

@@ -69,6 +69,7 @@ nlohmann::json record_json(const records::TuningRecord& r) {
   j["id"] = r.id;
   j["run_id"] = r.run_id;
   j["median_s"] = r.ok() ? nlohmann::json(r.median_s()) : nlohmann::json();
+  j["cv"] = r.cv();
   j["timestamp"] = records::format_timestamp(r.timestamp_us);
   return j;
 }
@@ -156,7 +157,9 @@ int do_show(records::Database& db, const Args& a) {
   std::cout << "record " << r->id << "\n  workload   " << r->workload_key << " " << r->workload.value("name", "")
             << "\n  target     " << r->target << "\n  status     " << records::error_kind_name(r->error_kind)
             << (r->error_message.empty() ? "" : ": " + r->error_message) << "\n";
-  if (r->ok()) std::cout << "  median     " << ms(r->median_s()) << " ms over " << r->run_times_s.size() << " runs\n";
+  if (r->ok())
+    std::cout << "  median     " << ms(r->median_s()) << " ms over " << r->run_times_s.size() << " runs (cv "
+              << r->cv() << ")\n";
   std::cout << "  measured   " << records::format_timestamp(r->timestamp_us) << " by tessel " << r->tessel_version
             << (r->run_id ? ", run " + std::to_string(r->run_id) : "") << "\n  machine    " << r->target_fingerprint.dump()
             << "\n  trace " << r->trace_hash.substr(0, 16) << ":\n";

@@ -54,6 +54,16 @@ const std::vector<MeasureErrorKind>& all_error_kinds() {
   return all;
 }
 
+double TuningRecord::cv() const {
+  if (run_times_s.size() < 2) return 0;
+  double mean = 0, var = 0;
+  for (double t : run_times_s) mean += t;
+  mean /= double(run_times_s.size());
+  for (double t : run_times_s) var += (t - mean) * (t - mean);
+  var /= double(run_times_s.size() - 1);
+  return mean > 0 ? std::sqrt(var) / mean : 0;
+}
+
 double TuningRecord::median_s() const {
   if (!ok()) return std::numeric_limits<double>::infinity();
   std::vector<double> t = run_times_s;

@@ -92,6 +92,7 @@ TEST_CASE("rule space: knobs come from the computation and sampled schedules are
                                     "softmax:M=12,N=40",
                                     "elementwise_chain:M=9,N=70,activation=relu",
                                     "reduce:D0=3,D1=1000,op=sum,axes=1",
+                                    "conv2d_nchw:N=1,H=6,W=10,CI=8,CO=16,KH=1,KW=1,stride=1,pad=0",
                                     "reduce:D0=700,op=max,axes=0"};
   std::mt19937_64 rng(7);
   int valid = 0;
@@ -124,6 +125,13 @@ TEST_CASE("rule space: knobs come from the computation and sampled schedules are
   bool has_rf = false;
   for (auto& k : red->knobs()) has_rf |= k.name.find(".rfactor") != std::string::npos;
   CHECK(has_rf);
+  // A pointwise NCHW convolution tiles H and W as one contiguous axis.
+  auto pw = make_rule_space(wl("conv2d_nchw:N=1,H=6,W=10,CI=8,CO=16,KH=1,KW=1,stride=1,pad=0"));
+  bool fused = false;
+  for (auto& k : pw->knobs()) fused |= k.name == "Out.tile.l.m.f";
+  CHECK(fused);
+  auto c3 = make_rule_space(wl("conv2d_nchw:N=1,H=6,W=10,CI=8,CO=16,KH=3,KW=3,stride=1,pad=1"));
+  for (auto& k : c3->knobs()) CHECK(k.name.find(".f") == std::string::npos);
 }
 
 TEST_CASE("knob space (AutoTVM style) with grid search visits every combination once", "[tuner]") {

@@ -10,6 +10,7 @@
 #include <algorithm>
 
 #include "tessel/ir/functor.h"
+#include "tessel/ir/simplify.h"
 #include "tessel/tuner/search_space.h"
 
 namespace tessel::tuner {
@@ -83,6 +84,59 @@ class InlineInjective : public SketchRule {
   }
 };
 
+// An axis the tiling rule works on: a root axis, or the last two data axes fused into one when every
+// read indexes them as its last two dimensions with the same row length (a 1x1 convolution's H, W):
+// then the fused axis is contiguous in memory and can be tiled by a multiple of the vector width.
+struct TiledAxis {
+  std::string name;
+  int64_t extent;
+  ir::IterKind kind;
+};
+
+bool spatial_fusable(const Stage& st) {
+  auto* c = te::as_compute(st.op);
+  if (!c || c->axis.size() < 2 || !c->reduce()) return false;
+  const ir::VarNode* a = c->axis[c->axis.size() - 2]->var.get();
+  const ir::VarNode* b = c->axis.back()->var.get();
+  int64_t eb = *ir::as_const_int(c->axis.back()->extent);
+  ir::VarRanges ranges;
+  for (auto& r : c->reduce_axis) {
+    int64_t lo = *ir::as_const_int(r->min), ext = *ir::as_const_int(r->extent);
+    ranges[r->var.get()] = {ir::Expr(int(lo)), ir::Expr(int(lo + ext - 1))};
+  }
+  bool ok = true;
+  ir::post_order_visit(c->body, [&](const ir::Expr& e) {
+    auto* t = e.as<ir::TensorRead>();
+    if (!t || !ok) return;
+    std::vector<ir::Expr> idx;
+    for (auto& i : t->indices) idx.push_back(ir::simplify(i, ranges));
+    auto uses = [&](const ir::Expr& x) {
+      return ir::uses_var(x, [&](const ir::VarNode* v) { return v == a || v == b; });
+    };
+    size_t n = idx.size();
+    bool any = false;
+    for (auto& i : idx) any |= uses(i);
+    if (!any) return;
+    auto& shape = t->producer->shape();
+    ok = n >= 2 && idx[n - 2].as<ir::VarNode>() == a && idx[n - 1].as<ir::VarNode>() == b &&
+         ir::as_const_int(shape[n - 1]) && *ir::as_const_int(shape[n - 1]) == eb;
+    for (size_t d = 0; ok && d + 2 < n; ++d) ok = !uses(idx[d]);
+  });
+  return ok;
+}
+
+std::vector<TiledAxis> tiled_axes(const Stage& st, bool fuse) {
+  std::vector<TiledAxis> out;
+  for (auto& a : st.root_axes) out.push_back({a->name, a->extent, a->kind});
+  if (!fuse) return out;
+  size_t nd = 0;
+  for (auto& a : out) nd += a.kind == ir::IterKind::kDataPar;
+  TiledAxis x = out[nd - 2], y = out[nd - 1];
+  out.erase(out.begin() + nd - 2, out.begin() + nd);
+  out.insert(out.begin() + nd - 2, {x.name + "." + y.name + ".f", x.extent * y.extent, ir::IterKind::kDataPar});
+  return out;
+}
+
 class MultiLevelTiling : public SketchRule {
  public:
   explicit MultiLevelTiling(RuleSpaceParams p) : p_(std::move(p)) {}
@@ -92,10 +146,13 @@ class MultiLevelTiling : public SketchRule {
   std::vector<int> declare(const StageInfo& s, const Schedule& sch, RuleContext& ctx) const override {
     std::vector<int> k;
     const std::string& n = s.stage->name;
+    bool fuse = fuse_spatial(s, sch);
+    auto axes = tiled_axes(*s.stage, fuse);
     std::string last_data;
-    for (auto& a : s.stage->root_axes)
-      if (a->kind == ir::IterKind::kDataPar) last_data = a->name;
-    for (auto& a : s.stage->root_axes) {
+    for (auto& ax : axes)
+      if (ax.kind == ir::IterKind::kDataPar) last_data = ax.name;
+    for (auto& ax : axes) {
+      const TiledAxis* a = &ax;
       if (a->kind == ir::IterKind::kDataPar) {
         // The vectorized axis: S3 a multiple of the vector width (or the whole axis when shorter);
         // other axes: a small S3 (rows of the register tile).
@@ -116,12 +173,18 @@ class MultiLevelTiling : public SketchRule {
     k.push_back(ctx.add_knob({n + ".unroll", unroll}));
     // Where the accumulating tile lives: in place (0) or in a local tile (1); fused into the epilogue
     // when there is one.
-    if (fusable_epilogue(sch, *s.stage).empty()) k.push_back(ctx.add_knob({n + ".cache_write", {{0}, {1}}}));
+    if (fusable_epilogue(sch, *s.stage).empty() && !fuse) k.push_back(ctx.add_knob({n + ".cache_write", {{0}, {1}}}));
     // Packing: an operand read along the vectorized (innermost data) axis and reused across another data
     // axis may be copied into panels [block][...][lane] (cache_read + transform_layout).
     for (auto& [tensor, dim] : packable_inputs(*s.stage))
       k.push_back(ctx.add_knob({n + ".pack." + tensor, {{0}, {1}}}));
     return k;
+  }
+
+  // Fuse the last two data axes when they are contiguous in every read and there is no epilogue to
+  // fuse into (the tile then accumulates in place).
+  static bool fuse_spatial(const StageInfo& s, const Schedule& sch) {
+    return fusable_epilogue(sch, *s.stage).empty() && spatial_fusable(*s.stage);
   }
 
   // (tensor, dimension) of operands indexed by the innermost data axis alone in one dimension and not
@@ -156,24 +219,30 @@ class MultiLevelTiling : public SketchRule {
     std::vector<std::string> data, red;
     std::vector<std::vector<int64_t>> dt, rt;
     size_t ki = 0;
-    for (auto& a : s.stage->root_axes) {
-      if (a->kind == ir::IterKind::kDataPar) {
-        data.push_back(a->name);
+    bool fuse = fuse_spatial(s, sch);
+    for (auto& a : tiled_axes(*s.stage, fuse)) {
+      if (a.kind == ir::IterKind::kDataPar) {
+        data.push_back(a.name);
         dt.push_back(ctx.option(k[ki++]));
       } else {
-        red.push_back(a->name);
+        red.push_back(a.name);
         rt.push_back(ctx.option(k[ki++]));
       }
     }
     int64_t unroll = ctx.option(k[ki++])[0];
     std::string epilogue = fusable_epilogue(sch, *s.stage);
-    bool cache = epilogue.empty() && ctx.option(k[ki++])[0] == 1;
+    bool cache = epilogue.empty() && !fuse && ctx.option(k[ki++])[0] == 1;
     int64_t lanes = dt.back()[2];
     for (auto& [tensor, dim] : packable_inputs(*s.stage)) {
       if (ctx.option(k[ki++])[0] == 1 && lanes > 1) {
         Status st = pack(sch, tensor, dim, name, lanes);
         if (!st) return st;
       }
+    }
+    if (fuse) {
+      auto roots = tiled_axes(*s.stage, false);
+      size_t nd = data.size() + 1;  // data axes before fusing
+      sch.fuse(name, {roots[nd - 2].name, roots[nd - 1].name});
     }
     int64_t tile = 1, reg = 1;
     for (auto& t : dt) tile *= t[1] * t[2], reg *= t[2];

@@ -57,6 +57,8 @@ struct TuningRecord {
   bool ok() const { return error_kind == MeasureErrorKind::kNone && !run_times_s.empty(); }
   /** Median run time in seconds; +infinity when !ok(). */
   double median_s() const;
+  /** Coefficient of variation (standard deviation / mean) of the run times; 0 with fewer than two. */
+  double cv() const;
 };
 
 /** SHA-256 (hex) of the canonical dump of a trace (sorted keys, no spaces): the identity used for
