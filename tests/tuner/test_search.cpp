@@ -314,3 +314,22 @@ TEST_CASE("a real tuning run through the local builder and worker", "[tuner][loc
   CHECK(s.tasks[0].best_latency_s > 0);
   CHECK(s.tasks[0].best_gflops > 0);
 }
+
+TEST_CASE("builds run in their own process and a build over the time limit is stopped", "[tuner][local]") {
+  auto w = wl("matmul:M=32,N=32,K=32");
+  std::string dir = (std::filesystem::temp_directory_path() / ("tessel_build_" + std::to_string(::getpid()))).string();
+  auto builder = make_local_builder(dir, 2);
+  MeasureOptions opt;
+  std::vector<MeasureInput> in{{w, {}}, {w, {schedule::SplitStep{"C", "zz", 4, false}}}};
+  auto r = builder->build(in, opt);
+  REQUIRE(r.size() == 2);
+  CHECK(r[0].error_kind == MeasureErrorKind::kNone);
+  CHECK(std::filesystem::exists(r[0].artifact_path));
+  CHECK(r[1].error_kind == MeasureErrorKind::kInvalidSchedule);
+  CHECK(r[1].error_message.find("zz") != std::string::npos);
+  opt.build_timeout_s = 0.01;  // far below one LLVM compile
+  auto slow = builder->build({{w, {}}}, opt);
+  CHECK(slow[0].error_kind == MeasureErrorKind::kCompileTimeout);
+  CHECK(slow[0].build_s < 2.0);  // stopped, not waited for
+  std::filesystem::remove_all(dir);
+}

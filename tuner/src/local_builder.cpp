@@ -3,19 +3,25 @@
 //   build_reference  ops::default_schedule of the workload -> shared library
 //   LocalBuilder     a std::thread pool over the inputs (each LLVM compile uses its own LLVMContext and
 //                    TargetMachine, see src/codegen/aot.cpp, so compiles run concurrently)
-// A compile cannot be interrupted, so a build over build_timeout_s finishes and is then reported as
-// kCompileTimeout (its library is deleted). See docs/measurement.md.
+// Each candidate is built in its own `tessel-builder` process (found like the worker: TESSEL_BUILDER,
+// next to the running executable, or in the build tree), killed when it exceeds build_timeout_s
+// (kCompileTimeout). Without that binary the builds run in this process and a build over the limit can
+// only be reported after it finished. See docs/measurement.md.
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <iomanip>
 #include <mutex>
 #include <sstream>
 #include <thread>
 
 #include "measure_internal.h"
+#include "subprocess.h"
+#include "tessel/records/record.h"
 #include "tessel/codegen/aot.h"
 #include "tessel/codegen/target.h"
 #include "tessel/lower/lower.h"
@@ -66,9 +72,76 @@ BuildResult compile(const schedule::Schedule& s, const workload::Workload& w, co
   return r;
 }
 
+// The tessel-builder binary, or "" when it cannot be found.
+std::string find_builder() {
+  auto usable = [](const std::string& p) { return !p.empty() && access(p.c_str(), X_OK) == 0; };
+  if (const char* env = std::getenv("TESSEL_BUILDER")) return usable(env) ? env : "";
+  std::error_code ec;
+  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    std::string next = (self.parent_path() / "tessel-builder").string();
+    if (usable(next)) return next;
+  }
+#ifdef TESSEL_BUILDER_BUILD_PATH
+  if (usable(TESSEL_BUILDER_BUILD_PATH)) return TESSEL_BUILDER_BUILD_PATH;
+#endif
+  return "";
+}
+
+// Builds one candidate in a tessel-builder process with a hard time limit.
+BuildResult build_in_process_of_its_own(const std::string& builder, const MeasureInput& in, const std::string& path,
+                                        double timeout_s) {
+  std::string wpath = path + ".workload.json", tpath = path + ".trace.json";
+  {
+    std::ofstream(wpath) << workload::to_json(*in.workload).dump();
+    std::ofstream(tpath) << schedule::trace_to_json(in.trace).dump();
+  }
+  auto cleanup = [&] {
+    std::error_code ec;
+    std::filesystem::remove(wpath, ec);
+    std::filesystem::remove(tpath, ec);
+  };
+  std::unique_ptr<Subprocess> p;
+  try {
+    p = Subprocess::spawn({builder, "--workload", wpath, "--trace", tpath, "--out", path, "--function",
+                           detail::kCandidateFunction});
+  } catch (const std::exception& e) {
+    cleanup();
+    return fail(MeasureErrorKind::kCompileError, std::string("cannot start tessel-builder: ") + e.what());
+  }
+  std::string line;
+  auto got = p->read_line(&line, timeout_s > 0 ? timeout_s : 1e9);
+  if (got == Subprocess::Read::kTimeout) {
+    p->kill_and_wait();
+    cleanup();
+    std::error_code ec;
+    std::filesystem::remove(path, ec);
+    return fail(MeasureErrorKind::kCompileTimeout,
+                "the build was stopped after the " + fmt(timeout_s) + " s limit");
+  }
+  int status = p->wait(5);
+  cleanup();
+  if (got == Subprocess::Read::kEof)
+    return fail(MeasureErrorKind::kCompileError, "tessel-builder " + Subprocess::describe_status(status));
+  try {
+    auto j = nlohmann::json::parse(line);
+    auto kind = records::error_kind_from_name(j.value("error_kind", std::string("compile_error")));
+    BuildResult r;
+    r.error_kind = kind ? *kind : MeasureErrorKind::kCompileError;
+    r.error_message = j.value("message", std::string());
+    if (r.error_kind == MeasureErrorKind::kNone) {
+      r.artifact_path = path;
+      r.function_name = detail::kCandidateFunction;
+    }
+    return r;
+  } catch (const std::exception&) {
+    return fail(MeasureErrorKind::kCompileError, "tessel-builder answered '" + line + "'");
+  }
+}
+
 class LocalBuilder : public Builder {
  public:
-  LocalBuilder(std::string work_dir, int jobs) : work_dir_(std::move(work_dir)), jobs_(jobs) {
+  LocalBuilder(std::string work_dir, int jobs) : work_dir_(std::move(work_dir)), jobs_(jobs), builder_(find_builder()) {
     if (jobs_ <= 0) jobs_ = int(std::max(1u, std::thread::hardware_concurrency()));
   }
 
@@ -89,7 +162,9 @@ class LocalBuilder : public Builder {
         std::string path = (std::filesystem::path(work_dir_) /
                             ("cand_" + std::to_string(getpid()) + "_" + std::to_string(counter_.fetch_add(1)) + ".so"))
                                .string();
-        BuildResult r = build_candidate(inputs[i], path, detail::kCandidateFunction);
+        BuildResult r = !builder_.empty() && inputs[i].workload
+                            ? build_in_process_of_its_own(builder_, inputs[i], path, opt.build_timeout_s)
+                            : build_candidate(inputs[i], path, detail::kCandidateFunction);
         r.build_s = seconds_since(t0);
         if (r.error_kind == MeasureErrorKind::kNone && opt.build_timeout_s > 0 && r.build_s > opt.build_timeout_s) {
           std::error_code rm_ec;
@@ -116,6 +191,7 @@ class LocalBuilder : public Builder {
  private:
   std::string work_dir_;
   int jobs_;
+  std::string builder_;  // tessel-builder, or "" (build in this process)
   static inline std::atomic<uint64_t> counter_{0};  // unique names across builders of this process
 };
 
