@@ -333,3 +333,33 @@ TEST_CASE("builds run in their own process and a build over the time limit is st
   CHECK(slow[0].build_s < 2.0);  // stopped, not waited for
   std::filesystem::remove_all(dir);
 }
+
+namespace {
+// A user rule: claims the matmul stage ahead of the defaults and exposes one knob (the j split).
+class SplitJRule : public SketchRule {
+ public:
+  std::string name() const override { return "user_split_j"; }
+  bool applies(const StageInfo& s, const schedule::Schedule&) const override { return s.stage->name == "C"; }
+  std::vector<int> declare(const StageInfo&, const schedule::Schedule&, RuleContext& ctx) const override {
+    return {ctx.add_knob({"C.user_j", {{4}, {8}, {16}}})};
+  }
+  Status apply(const StageInfo&, schedule::Schedule& sch, const std::vector<int>& k,
+               const RuleContext& ctx) const override {
+    return sch.apply(schedule::SplitStep{"C", "j", ctx.option(k[0])[0], false});
+  }
+};
+}  // namespace
+
+TEST_CASE("a user rule in front of the defaults owns its stage", "[tuner]") {
+  auto w = wl("matmul:M=16,N=32,K=8");
+  auto space = make_rule_space(w, {std::make_shared<SplitJRule>()});
+  REQUIRE(space->knobs().size() == 1);
+  CHECK(space->knobs()[0].name == "C.user_j");
+  std::vector<schedule::Step> trace;
+  REQUIRE(space->make_trace({2}, &trace).is_ok());
+  REQUIRE(trace.size() == 1);
+  CHECK(schedule::step_to_string(trace[0]).find("factor=16") != std::string::npos);
+  schedule::Schedule s(w->outputs);
+  REQUIRE(s.apply_all(trace).is_ok());
+  check_against_default(*w, s, 5);
+}
