@@ -30,4 +30,7 @@ int run_tune(const std::vector<std::string>& args);
 /** `tessel report`: one self-contained HTML page (charts, traces, top records) for a tuning database. */
 int run_report(const std::vector<std::string>& args);
 
+/** `tessel costmodel train | eval`: learned cost models from tuning databases. */
+int run_costmodel(const std::vector<std::string>& args);
+
 }  // namespace tessel::tools

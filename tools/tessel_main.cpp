@@ -16,6 +16,8 @@ const Subcommand kSubcommands[] = {
      tessel::tools::run_workloads},
     {"tune", "search for fast schedules of a workload, .te file or network; record every measurement",
      tessel::tools::run_tune},
+    {"costmodel", "train a cost model from tuning databases, or evaluate one on held-out databases",
+     tessel::tools::run_costmodel},
     {"db", "inspect a tuning database: list, best, show, export, import, distill, stats, why", tessel::tools::run_db},
     {"compile", "build a workload with its best tuning record into NAME.o, NAME.so, NAME.h", tessel::tools::run_compile},
     {"report", "one self-contained HTML page of a tuning database: tuning curves, errors, best traces",

@@ -1,0 +1,190 @@
+// `tessel costmodel train | eval`: offline training of a learned cost model from tuning databases and
+// its evaluation on held-out databases (pairwise accuracy, recall@30, top-1 score).
+#include <algorithm>
+#include <boost/program_options.hpp>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "cli_util.h"
+#include "subcommand.h"
+#include "tessel/costmodel/learned_model.h"
+#include "tessel/records/database.h"
+#include "tessel/support/error.h"
+
+namespace tessel::tools {
+
+namespace po = boost::program_options;
+
+namespace {
+
+// The successful measurements of every workload in a database: (workload, traces, throughputs).
+struct WorkloadData {
+  std::shared_ptr<workload::Workload> workload;
+  std::vector<std::vector<schedule::Step>> traces;
+  std::vector<double> throughput;
+};
+
+std::vector<WorkloadData> load_data(const std::vector<std::string>& dbs) {
+  std::vector<WorkloadData> out;
+  for (auto& path : dbs) {
+    records::OpenOptions oo;
+    oo.create = false;
+    auto db = records::open_database(path, oo);
+    for (auto& wi : db->workloads()) {
+      WorkloadData d;
+      try {
+        d.workload = std::make_shared<workload::Workload>(workload::from_json(wi.workload));
+      } catch (const UserError& e) {
+        std::fprintf(stderr, "skipping workload %s in %s: %s\n", wi.key.c_str(), path.c_str(), e.what());
+        continue;
+      }
+      records::RecordQuery q;
+      q.workload_key = wi.key;
+      q.only_ok = true;
+      std::map<std::string, bool> seen;  // one sample per trace (re-measurements are duplicates)
+      for (auto& r : db->records(q)) {
+        if (seen[r.trace_hash]) continue;
+        seen[r.trace_hash] = true;
+        d.traces.push_back(schedule::trace_from_json(r.trace));
+        d.throughput.push_back(d.workload->flop_count() / r.median_s());
+      }
+      if (d.traces.size() >= 2) out.push_back(std::move(d));
+    }
+  }
+  return out;
+}
+
+std::vector<costmodel::Candidate> candidates(const WorkloadData& d) {
+  std::vector<costmodel::Candidate> c;
+  for (auto& t : d.traces) c.push_back({d.workload.get(), &t});
+  return c;
+}
+
+std::string model_kind(const std::string& path) {
+  std::ifstream in(path);
+  TESSEL_CHECK(bool(in)) << "cannot read the model file " << path;
+  std::string sig, header;
+  std::getline(in, sig);
+  std::getline(in, header);
+  TESSEL_CHECK(sig.rfind(costmodel::kModelFileSignature, 0) == 0)
+      << path << " is not a tessel cost-model file (train one with tessel costmodel train)";
+  try {
+    return nlohmann::json::parse(header).at("model").get<std::string>();
+  } catch (const std::exception&) {
+    TESSEL_CHECK(false) << path << ": damaged cost-model header; train the model again";
+    return "";
+  }
+}
+
+int train(const std::vector<std::string>& args) {
+  std::vector<std::string> dbs;
+  std::string out, kind = "xgb";
+  uint64_t seed = 1;
+  po::options_description desc("tessel costmodel train --db A.db [--db B.db ...] -o MODEL [--model xgb|xgb-rank|mlp]\n\nOptions");
+  desc.add_options()("help,h", "print this help")("db", po::value<std::vector<std::string>>(&dbs), "tuning database (repeatable)")(
+      "output,o", po::value<std::string>(&out), "model file to write")(
+      "model", po::value<std::string>(&kind)->default_value("xgb"), "xgb | xgb-rank | mlp")(
+      "seed", po::value<uint64_t>(&seed)->default_value(1), "seed");
+  po::variables_map vm;
+  if (parse_args(desc, args, vm)) return 0;
+  if (dbs.empty()) throw po::error("give at least one --db");
+  if (out.empty()) throw po::error("give -o MODEL");
+  auto model = costmodel::make_learned_model(kind, {{"seed", seed}, {"nthread", 1}});
+  size_t n = 0;
+  auto data = load_data(dbs);
+  for (auto& d : data) {
+    model->update(candidates(d), d.throughput);
+    n += d.traces.size();
+  }
+  TESSEL_CHECK(n > 0) << "the databases hold no successful measurements to train on";
+  model->fit_now();
+  model->save(out);
+  std::printf("trained %s on %zu measurements of %zu workloads; wrote %s\n", kind.c_str(), n, data.size(), out.c_str());
+  return 0;
+}
+
+int eval(const std::vector<std::string>& args) {
+  std::vector<std::string> dbs;
+  std::string path;
+  bool json = false;
+  po::options_description desc("tessel costmodel eval --model MODEL --db HELD_OUT.db [--json]\n\nOptions");
+  desc.add_options()("help,h", "print this help")("model", po::value<std::string>(&path), "model file")(
+      "db", po::value<std::vector<std::string>>(&dbs), "held-out tuning database (repeatable)")(
+      "json", po::bool_switch(&json), "JSON output");
+  po::variables_map vm;
+  if (parse_args(desc, args, vm)) return 0;
+  if (path.empty()) throw po::error("give --model MODEL");
+  if (dbs.empty()) throw po::error("give at least one --db");
+  auto model = costmodel::make_learned_model(model_kind(path), {{"nthread", 1}});
+  model->load(path);
+  nlohmann::json per = nlohmann::json::array();
+  double pairs_ok = 0, pairs = 0, recall_sum = 0, top1_sum = 0;
+  int workloads = 0;
+  for (auto& d : load_data(dbs)) {
+    std::vector<double> score = model->predict(candidates(d));
+    size_t n = d.traces.size();
+    double ok = 0, all = 0;
+    for (size_t a = 0; a < n; ++a)
+      for (size_t b = a + 1; b < n; ++b) {
+        double ta = d.throughput[a], tb = d.throughput[b];
+        if (std::abs(ta - tb) <= 0.05 * std::max(ta, tb)) continue;  // within noise: not a pair
+        all += 1;
+        ok += (ta > tb) == (score[a] > score[b]);
+      }
+    std::vector<size_t> by_true(n), by_pred(n);
+    for (size_t i = 0; i < n; ++i) by_true[i] = by_pred[i] = i;
+    std::sort(by_true.begin(), by_true.end(), [&](size_t a, size_t b) { return d.throughput[a] > d.throughput[b]; });
+    std::sort(by_pred.begin(), by_pred.end(), [&](size_t a, size_t b) { return score[a] > score[b]; });
+    size_t k = std::min<size_t>(30, n);
+    double hit = 0;
+    for (size_t i = 0; i < k; ++i)
+      hit += std::find(by_pred.begin(), by_pred.begin() + k, by_true[i]) != by_pred.begin() + k;
+    double recall = hit / double(k);
+    double top1 = d.throughput[by_pred[0]] / d.throughput[by_true[0]];
+    per.push_back({{"workload", d.workload->spec}, {"candidates", n}, {"pairwise_accuracy", all > 0 ? ok / all : 0.0},
+                   {"recall_at_30", recall}, {"top1_score", top1}});
+    pairs_ok += ok;
+    pairs += all;
+    recall_sum += recall;
+    top1_sum += top1;
+    ++workloads;
+  }
+  TESSEL_CHECK(workloads > 0) << "the held-out databases hold no workload with two or more measurements";
+  nlohmann::json summary = {{"model", path},
+                            {"workloads", per},
+                            {"pairwise_accuracy", pairs > 0 ? pairs_ok / pairs : 0.0},
+                            {"recall_at_30", recall_sum / workloads},
+                            {"top1_score", top1_sum / workloads}};
+  if (json) {
+    std::cout << summary.dump(2) << "\n";
+  } else {
+    for (auto& w : per)
+      std::printf("%-60s n=%-5d pairwise %.3f  recall@30 %.3f  top-1 %.3f\n", w["workload"].get<std::string>().c_str(),
+                  w["candidates"].get<int>(), w["pairwise_accuracy"].get<double>(), w["recall_at_30"].get<double>(),
+                  w["top1_score"].get<double>());
+    std::printf("overall: pairwise accuracy %.3f, recall@30 %.3f, top-1 score %.3f over %d workloads\n",
+                summary["pairwise_accuracy"].get<double>(), summary["recall_at_30"].get<double>(),
+                summary["top1_score"].get<double>(), workloads);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int run_costmodel(const std::vector<std::string>& args) {
+  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
+    std::cout << "tessel costmodel train --db A.db [--db B.db ...] -o MODEL [--model xgb|xgb-rank|mlp]\n"
+                 "tessel costmodel eval --model MODEL --db HELD_OUT.db [--json]\n";
+    return args.empty() ? 2 : 0;
+  }
+  std::vector<std::string> rest(args.begin() + 1, args.end());
+  if (args[0] == "train") return train(rest);
+  if (args[0] == "eval") return eval(rest);
+  TESSEL_CHECK(false) << "unknown costmodel action '" << args[0] << "' (expected train or eval)";
+  return 2;
+}
+
+}  // namespace tessel::tools
