@@ -63,22 +63,6 @@ std::vector<costmodel::Candidate> candidates(const WorkloadData& d) {
   return c;
 }
 
-std::string model_kind(const std::string& path) {
-  std::ifstream in(path);
-  TESSEL_CHECK(bool(in)) << "cannot read the model file " << path;
-  std::string sig, header;
-  std::getline(in, sig);
-  std::getline(in, header);
-  TESSEL_CHECK(sig.rfind(costmodel::kModelFileSignature, 0) == 0)
-      << path << " is not a tessel cost-model file (train one with tessel costmodel train)";
-  try {
-    return nlohmann::json::parse(header).at("model").get<std::string>();
-  } catch (const std::exception&) {
-    TESSEL_CHECK(false) << path << ": damaged cost-model header; train the model again";
-    return "";
-  }
-}
-
 int train(const std::vector<std::string>& args) {
   std::vector<std::string> dbs;
   std::string out, kind = "xgb";
@@ -118,8 +102,7 @@ int eval(const std::vector<std::string>& args) {
   if (parse_args(desc, args, vm)) return 0;
   if (path.empty()) throw po::error("give --model MODEL");
   if (dbs.empty()) throw po::error("give at least one --db");
-  auto model = costmodel::make_learned_model(model_kind(path), {{"nthread", 1}});
-  model->load(path);
+  auto model = costmodel::load_cost_model(path, {{"nthread", 1}});
   nlohmann::json per = nlohmann::json::array();
   double pairs_ok = 0, pairs = 0, recall_sum = 0, top1_sum = 0;
   int workloads = 0;

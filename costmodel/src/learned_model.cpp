@@ -187,4 +187,23 @@ void LearnedModel::load(const std::string& path) {
   fitted_at_ = samples_.size();
 }
 
+std::unique_ptr<LearnedModel> load_cost_model(const std::string& path, const ModelParams& params) {
+  std::ifstream in(path);
+  TESSEL_CHECK(bool(in)) << "cannot read the cost-model file " << path;
+  std::string sig, header;
+  std::getline(in, sig);
+  std::getline(in, header);
+  TESSEL_CHECK(sig.rfind(kModelFileSignature, 0) == 0)
+      << path << " is not a tessel cost-model file (train one with tessel costmodel train)";
+  std::string kind;
+  try {
+    kind = nlohmann::json::parse(header).at("model").get<std::string>();
+  } catch (const std::exception&) {
+    TESSEL_CHECK(false) << path << ": damaged cost-model header; train the model again";
+  }
+  auto m = make_learned_model(kind, params);
+  m->load(path);
+  return m;
+}
+
 }  // namespace tessel::costmodel

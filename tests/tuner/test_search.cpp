@@ -15,6 +15,7 @@
 #include "tessel/tuner/fake_runner.h"
 #include "tessel/tuner/task_scheduler.h"
 #include "tessel/tuner/tuner.h"
+#include "tessel/costmodel/learned_model.h"
 
 using namespace tessel;
 using namespace tessel::tuner;
@@ -362,4 +363,33 @@ TEST_CASE("a user rule in front of the defaults owns its stage", "[tuner]") {
   schedule::Schedule s(w->outputs);
   REQUIRE(s.apply_all(trace).is_ok());
   check_against_default(*w, s, 5);
+}
+
+TEST_CASE("a tuning run can start from a saved model and from other workloads' records", "[tuner]") {
+  auto a = wl("matmul:M=32,N=32,K=32"), b = wl("matmul:M=48,N=32,K=32");
+  // A model trained on measurements of workload a, saved to a file.
+  auto space = make_rule_space(a);
+  auto rnd = make_search_strategy("random", *space, nullptr, {});
+  auto cands = rnd->propose(40);
+  auto model = costmodel::make_learned_model("xgb", {{"nthread", 1}});
+  std::vector<costmodel::Candidate> mc;
+  std::vector<double> thr;
+  for (auto& c : cands) {
+    mc.push_back({a.get(), &c.trace});
+    thr.push_back(1.0 / FakeRunner::hash_time({a, c.trace}));
+  }
+  model->update(mc, thr);
+  model->fit_now();
+  std::string path = temp_db("model") + ".model";
+  model->save(path);
+  std::string db = temp_db("transfer");
+  tune(fake_options(db, {{a, 1, "a"}}, 24));  // records of a in the database
+  auto o = fake_options(db, {{b, 1, "b"}}, 16);
+  o.cost_model = path;
+  o.transfer = true;
+  auto s = tune(o);
+  CHECK(s.tasks[0].trials == 16);
+  CHECK(s.tasks[0].best_latency_s > 0);
+  o.cost_model = "/nonexistent/model.file";
+  CHECK_THROWS_WITH(tune(o), Catch::Contains("cannot read the cost-model file /nonexistent/model.file"));
 }

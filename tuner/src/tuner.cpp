@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "tessel/codegen/target.h"
+#include "tessel/costmodel/learned_model.h"
 #include "tessel/records/target_match.h"
 #include "tessel/support/log.h"
 #include "tessel/support/sha256.h"
@@ -66,6 +67,15 @@ struct TaskRun {
   int64_t since_improvement = 0;
 };
 
+// A model by name, or loaded from a file (a pretrained model) when the name is an existing file.
+std::unique_ptr<costmodel::CostModel> make_model(const std::string& name, uint64_t seed) {
+  costmodel::ModelParams p = {{"seed", seed}, {"nthread", 1}};
+  std::error_code ec;
+  if (name.find('/') != std::string::npos || std::filesystem::is_regular_file(name, ec))
+    return costmodel::load_cost_model(name, p);
+  return costmodel::make_cost_model(name, p);
+}
+
 class Tuning {
  public:
   Tuning(const TuneOptions& o, const ProgressFn& progress) : o_(o), progress_(progress) {
@@ -95,7 +105,7 @@ class Tuning {
       RuleSpaceParams rp;
       rp.vector_lanes = std::max(4, codegen::Target::parse(o.target).vector_bytes() / 4);
       r.space = make_rule_space(t.workload, {}, rp);
-      r.model = costmodel::make_cost_model(o.cost_model, {{"seed", seed}, {"nthread", 1}});
+      r.model = make_model(o.cost_model, seed);
       r.signature = space_signature(*r.space);
       r.summary.name = t.name.empty() ? t.workload->spec : t.name;
       r.summary.spec = t.workload->spec;
@@ -122,6 +132,7 @@ class Tuning {
       settings["tasks"].push_back({{"key", r.summary.key}, {"name", r.summary.name}, {"weight", r.summary.weight}});
     run_id_ = db_->begin_run(settings);
     for (auto& r : runs_) resume(r);
+    if (o_.transfer) transfer();
     while (true) {
       if (total_trials() >= o_.trials) break;
       if (o_.time_budget_s > 0 && elapsed() >= o_.time_budget_s) {
@@ -188,6 +199,34 @@ class Tuning {
     r.summary.trials = r.state.trials;
     if (r.state.trials > 0) r.state.history.push_back({r.state.trials, r.state.best_latency_s});
     TESSEL_LOG(1) << r.summary.name << ": resumed " << recs.size() << " records from " << o_.db_path << "\n";
+  }
+
+  // Teaches each task's model the database's measurements of the other workloads on this target.
+  void transfer() {
+    for (auto& wi : db_->workloads()) {
+      std::shared_ptr<workload::Workload> w;
+      try {
+        w = std::make_shared<workload::Workload>(workload::from_json(wi.workload));
+      } catch (const UserError&) {
+        continue;
+      }
+      records::RecordQuery q;
+      q.workload_key = wi.key;
+      q.target = target_;
+      q.only_ok = true;
+      std::vector<std::vector<schedule::Step>> traces;
+      std::vector<double> thr;
+      for (auto& rec : db_->records(q)) {
+        traces.push_back(schedule::trace_from_json(rec.trace));
+        thr.push_back(w->flop_count() / rec.median_s());
+      }
+      if (traces.empty()) continue;
+      std::vector<costmodel::Candidate> c;
+      for (auto& t : traces) c.push_back({w.get(), &t});
+      for (auto& r : runs_)
+        if (r.task.workload->key != wi.key) r.model->update(c, thr);
+      TESSEL_LOG(1) << "transfer: learned " << traces.size() << " records of " << wi.name << "\n";
+    }
   }
 
   void measure_batch(TaskRun& r) {

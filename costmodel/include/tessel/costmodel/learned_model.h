@@ -84,6 +84,10 @@ class LearnedModel : public CostModel {
 /** make_cost_model for the learned models ("xgb", "xgb-rank", "mlp"), with their feature-level API. */
 std::unique_ptr<LearnedModel> make_learned_model(const std::string& name, const ModelParams& params = {});
 
+/** Loads a saved learned model of whatever kind the file says (xgb, xgb-rank, mlp). Throws UserError with
+ *  what to do for an unreadable, foreign, damaged or mismatched (feature version) file. */
+std::unique_ptr<LearnedModel> load_cost_model(const std::string& path, const ModelParams& params = {});
+
 /** Signature on the first line of every saved cost-model file; the format version follows it. */
 constexpr const char* kModelFileSignature = "TESSEL-COSTMODEL";
 constexpr int kModelFileFormat = 1;

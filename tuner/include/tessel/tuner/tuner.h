@@ -30,7 +30,8 @@ struct TuneOptions {
   std::string db_path = "tessel.db";
   std::string target = "host";
   std::string strategy = "evolutionary";
-  std::string cost_model = "random";
+  std::string cost_model = "random";  // a model name, or a saved model file to start from (pretrained)
+  bool transfer = false;              // also learn from the database's records of other workloads (same target)
   std::string scheduler = "gradient";
   uint64_t seed = 1;
   int jobs = 0;                   // build threads (0 = hardware concurrency)
