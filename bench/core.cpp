@@ -9,6 +9,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "common/bench_util.h"
 #include "tessel/codegen/jit.h"
 #include "tessel/lower/lower.h"
 #include "tessel/ops/matmul.h"
@@ -59,10 +60,8 @@ int main(int argc, char** argv) {
   std::stringstream ss(sizes_arg);
   for (std::string x; std::getline(ss, x, ',');) sizes.push_back(std::stoi(x));
 
-  std::ostringstream rows;
-  rows << "workload,schedule,threads,tessel_gflops,baseline,baseline_gflops,ratio,compile_ms,cv\n";
-  std::printf("%-22s %-15s %7s %10s %10s %9s %10s %6s\n", "workload", "schedule", "threads", "GFLOP/s",
-              "naive", "ratio", "compile_ms", "cv");
+  bench::Table table({"workload", "schedule", "threads", "tessel_gflops", "baseline", "baseline_gflops", "ratio",
+                      "compile_ms", "cv"});
   int failures = 0;
   for (int n : sizes) {
     auto t = ops::matmul(n, n, n);
@@ -86,28 +85,22 @@ int main(int argc, char** argv) {
         c.fill_bytes(0xFF);
         void* p[] = {a.data(), b.data(), c.data()};
         auto r = runtime::time_function([&] { v->jit->call_packed(p); }, {1, min_repeats, 0.3, 200});
-        for (int64_t i = 0; i < int64_t(n) * n; ++i) {
-          double e = std::fabs(c.data_as<float>()[i] - ref.data_as<float>()[i]);
-          if (!(e <= 1e-3 * std::sqrt(double(n)))) {
-            std::fprintf(stderr, "WRONG RESULT: n=%d element %lld\n", n, (long long)i);
-            ++failures;
-            break;
-          }
+        double err = bench::max_rel_error(c.data_as<float>(), ref.data_as<float>(), int64_t(n) * n);
+        if (!(err < 1e-3)) {
+          std::fprintf(stderr, "WRONG RESULT: n=%d, max relative error %g\n", n, err);
+          ++failures;
         }
         double g = flops / r.median_s / 1e9;
         const char* name = v == &naive ? "naive" : "hand-scheduled";
         if (v == &naive) naive_gflops = g;
         std::string wl = "matmul_" + std::to_string(n) + "^3";
-        std::printf("%-22s %-15s %7d %10.2f %10.2f %8.1fx %10.1f %6.3f\n", wl.c_str(), name, threads, g, naive_gflops,
-                    g / naive_gflops, v->compile_s * 1e3, r.cv);
-        rows << wl << "," << name << "," << threads << "," << g << ",naive," << naive_gflops << ","
-             << g / naive_gflops << "," << v->compile_s * 1e3 << "," << r.cv << "\n";
+        table.add({wl, name, std::to_string(threads), bench::fmt(g), "naive", bench::fmt(naive_gflops),
+                   bench::fmt(g / naive_gflops, 1), bench::fmt(v->compile_s * 1e3, 1), bench::fmt(r.cv, 3)});
       }
     }
   }
-  if (!csv.empty()) {
-    std::ofstream(csv) << rows.str();
-    std::printf("\nwrote %s\n", csv.c_str());
-  }
+  table.print();
+  if (!table.write_csv(csv)) return 1;
+  if (!csv.empty()) std::printf("\nwrote %s\n", csv.c_str());
   return failures ? 1 : 0;
 }

@@ -250,7 +250,25 @@ class Substituter : public IRMutator {
  private:
   const VarMap& m_;
 };
+class ReadRewriter : public IRMutator {
+ public:
+  explicit ReadRewriter(const std::function<Expr(const TensorRead*, const Expr&)>& f) : f_(f) {}
+  using IRMutator::mutate;
+
+ protected:
+  Expr mutate_(const TensorRead* op, const Expr& e) override {
+    Expr r = IRMutator::mutate_(op, e);
+    return f_(r.as<TensorRead>(), r);
+  }
+
+ private:
+  const std::function<Expr(const TensorRead*, const Expr&)>& f_;
+};
 }  // namespace
+
+Expr rewrite_tensor_reads(const Expr& e, const std::function<Expr(const TensorRead*, const Expr&)>& f) {
+  return ReadRewriter(f).mutate(e);
+}
 
 void post_order_visit(const Expr& e, const std::function<void(const Expr&)>& f) { PostOrder(f).visit(e); }
 void post_order_visit(const Stmt& s, const std::function<void(const Expr&)>& f) { PostOrder(f).visit(s); }

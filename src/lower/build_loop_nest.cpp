@@ -101,27 +101,14 @@ class NestBuilder {
   Expr inline_body(const StageInfo& info) {
     auto* c = te::as_compute(info.st->op);
     if (!c) return Expr();
-    class Inliner : public IRMutator {
-     public:
-      explicit Inliner(NestBuilder* b) : b_(b) {}
-      using IRMutator::mutate;
-
-     protected:
-      Expr mutate_(const TensorRead* op, const Expr& e) override {
-        Expr r = IRMutator::mutate_(op, e);
-        auto* t = r.as<TensorRead>();
-        StageInfo& p = b_->info_of(t->producer);
-        if (p.st->attach != AttachKind::kInline) return r;
-        auto* pc = te::as_compute(p.st->op);
-        VarMap m;
-        for (size_t d = 0; d < pc->axis.size(); ++d) m[pc->axis[d]->var.get()] = t->indices[d];
-        return substitute(p.body, m);
-      }
-
-     private:
-      NestBuilder* b_;
-    };
-    return Inliner(this).mutate(c->body);
+    return rewrite_tensor_reads(c->body, [&](const TensorRead* t, const Expr& r) {
+      StageInfo& p = info_of(t->producer);
+      if (p.st->attach != AttachKind::kInline) return r;
+      auto* pc = te::as_compute(p.st->op);
+      VarMap m;
+      for (size_t d = 0; d < pc->axis.size(); ++d) m[pc->axis[d]->var.get()] = t->indices[d];
+      return substitute(p.body, m);
+    });
   }
 
   // Value of every axis (root and derived) in terms of the leaf loop variables.
@@ -343,26 +330,13 @@ class NestBuilder {
 
   // TensorRead -> BufferLoad at the producer's region-relative index.
   Expr to_buffer_loads(const Expr& e) {
-    class Rewriter : public IRMutator {
-     public:
-      explicit Rewriter(NestBuilder* b) : b_(b) {}
-      using IRMutator::mutate;
-
-     protected:
-      Expr mutate_(const TensorRead* op, const Expr& e) override {
-        Expr r = IRMutator::mutate_(op, e);
-        auto* t = r.as<TensorRead>();
-        StageInfo& p = b_->info_of(t->producer);
-        TESSEL_ICHECK(p.buffer) << "no buffer for " << p.st->name;
-        std::vector<Expr> idx;
-        for (size_t d = 0; d < t->indices.size(); ++d) idx.push_back(t->indices[d] - p.region_min[d]);
-        return BufferLoad::make(p.buffer, physical(p, idx));
-      }
-
-     private:
-      NestBuilder* b_;
-    };
-    return Rewriter(this).mutate(e);
+    return rewrite_tensor_reads(e, [&](const TensorRead* t, const Expr&) {
+      StageInfo& p = info_of(t->producer);
+      TESSEL_ICHECK(p.buffer) << "no buffer for " << p.st->name;
+      std::vector<Expr> idx;
+      for (size_t d = 0; d < t->indices.size(); ++d) idx.push_back(t->indices[d] - p.region_min[d]);
+      return BufferLoad::make(p.buffer, physical(p, idx));
+    });
   }
 
   ForKind for_kind(const Stage& s, const Axis& a) {

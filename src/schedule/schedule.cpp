@@ -123,31 +123,12 @@ std::vector<std::string> Schedule::leaf_names(const std::string& name) const {
   return out;
 }
 
-namespace {
-// Rewrites TensorReads of one operation into reads of another.
-class ReplaceProducer : public ir::IRMutator {
- public:
-  ReplaceProducer(const te::Operation& from, const te::Operation& to) : from_(from), to_(to) {}
-  using IRMutator::mutate;
-
- protected:
-  Expr mutate_(const ir::TensorRead* op, const Expr& e) override {
-    Expr r = IRMutator::mutate_(op, e);
-    auto* t = r.as<ir::TensorRead>();
-    if (t->producer.get() == from_.get()) return ir::TensorRead::make(to_, t->indices);
-    return r;
-  }
-
- private:
-  te::Operation from_, to_;
-};
-}  // namespace
-
 te::Operation rewrite_reads(const te::Operation& reader, const te::Operation& from, const te::Operation& to) {
   auto* c = te::as_compute(reader);
   if (!c) return reader;
-  ReplaceProducer rp(from, to);
-  Expr body = rp.mutate(c->body);
+  Expr body = ir::rewrite_tensor_reads(c->body, [&](const ir::TensorRead* t, const Expr& r) {
+    return t->producer.get() == from.get() ? ir::TensorRead::make(to, t->indices) : r;
+  });
   if (body.same_as(c->body)) return reader;
   return std::make_shared<te::ComputeOp>(c->name(), c->axis, body);
 }

@@ -72,7 +72,6 @@ std::string fusable_epilogue(const Schedule& s, const Stage& producer) {
   return e->name;
 }
 
-bool has_reuse_reduction(const Schedule& s, const Stage& st);
 
 class InlineInjective : public SketchRule {
  public:
@@ -429,7 +428,7 @@ class InjectiveRoot : public SketchRule {
     // An epilogue fused into a multi-level-tiled producer is scheduled by that rule.
     for (auto& st : sch.stages()) {
       auto* c = te::as_compute(st->op);
-      if (c && c->reduce() && fusable_epilogue(sch, *st) == s.stage->name && has_reuse_reduction(sch, *st)) return false;
+      if (c && c->reduce() && fusable_epilogue(sch, *st) == s.stage->name && has_data_reuse(st->op)) return false;
     }
     return true;
   }
@@ -459,22 +458,6 @@ class InjectiveRoot : public SketchRule {
  private:
   RuleSpaceParams p_;
 };
-
-bool has_reuse_reduction(const Schedule& s, const Stage& st) {
-  auto* c = te::as_compute(st.op);
-  if (!c || !c->reduce()) return false;
-  bool reuse = false;
-  ir::post_order_visit(c->body, [&](const ir::Expr& e) {
-    auto* t = e.as<ir::TensorRead>();
-    if (!t) return;
-    for (auto& ax : c->axis) {
-      bool used = false;
-      for (auto& idx : t->indices) used |= ir::uses_var(idx, [&](const ir::VarNode* v) { return v == ax->var.get(); });
-      if (!used) reuse = true;
-    }
-  });
-  return reuse;
-}
 
 }  // namespace
 

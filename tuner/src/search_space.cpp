@@ -107,20 +107,7 @@ class RuleSpace : public SearchSpace, public RuleContext {
       auto* c = te::as_compute(st->op);
       if (!c) continue;
       for (auto& in : c->inputs()) consumers_[in->name()].push_back(st->name);
-      bool reuse = false;
-      if (c->reduce()) {
-        ir::post_order_visit(c->body, [&](const ir::Expr& e) {
-          auto* t = e.as<ir::TensorRead>();
-          if (!t) return;
-          for (auto& ax : c->axis) {
-            bool used = false;
-            for (auto& idx : t->indices)
-              used |= ir::uses_var(idx, [&](const ir::VarNode* v) { return v == ax->var.get(); });
-            if (!used) reuse = true;
-          }
-        });
-      }
-      reuse_[st->name] = reuse;
+      reuse_[st->name] = has_data_reuse(st->op);
     }
   }
 
@@ -183,6 +170,22 @@ class KnobSpace : public SearchSpace {
 };
 
 }  // namespace
+
+bool has_data_reuse(const te::Operation& op) {
+  auto* c = te::as_compute(op);
+  if (!c || !c->reduce()) return false;
+  bool reuse = false;
+  ir::post_order_visit(c->body, [&](const ir::Expr& e) {
+    auto* t = e.as<ir::TensorRead>();
+    if (!t) return;
+    for (auto& ax : c->axis) {
+      bool used = false;
+      for (auto& idx : t->indices) used |= ir::uses_var(idx, [&](const ir::VarNode* v) { return v == ax->var.get(); });
+      reuse |= !used;
+    }
+  });
+  return reuse;
+}
 
 std::unique_ptr<SearchSpace> make_rule_space(std::shared_ptr<const workload::Workload> w,
                                              std::vector<std::shared_ptr<const SketchRule>> rules,

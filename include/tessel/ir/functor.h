@@ -48,6 +48,10 @@ using VarMap = std::unordered_map<const VarNode*, Expr>;
 Expr substitute(const Expr& e, const VarMap& m);
 Stmt substitute(const Stmt& s, const VarMap& m);
 
+/** Rebuilds e with every TensorRead (after its indices were rewritten) replaced by f(read); f may return
+ *  the read itself. Used to inline producers, rewire readers and turn reads into buffer loads. */
+Expr rewrite_tensor_reads(const Expr& e, const std::function<Expr(const TensorRead*, const Expr&)>& f);
+
 /** True when e mentions any variable for which pred returns true. */
 bool uses_var(const Expr& e, const std::function<bool(const VarNode*)>& pred);
 bool uses_var(const Stmt& s, const std::function<bool(const VarNode*)>& pred);

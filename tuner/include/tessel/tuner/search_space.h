@@ -46,6 +46,10 @@ struct StageInfo {
   std::vector<std::string> consumers;  // stage names reading it
 };
 
+/** True for a reduction some of whose operands are read without some data axis (each operand element
+ *  is used for several outputs: matmul, conv) — what multi-level tiling pays off for. */
+bool has_data_reuse(const te::Operation& op);
+
 /** Lets a rule declare knobs and later read the chosen options. */
 class RuleContext {
  public:
