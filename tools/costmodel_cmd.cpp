@@ -1,6 +1,7 @@
 // `tessel costmodel train | eval`: offline training of a learned cost model from tuning databases and
 // its evaluation on held-out databases (pairwise accuracy, recall@30, top-1 score).
 #include <algorithm>
+#include <cmath>
 #include <boost/program_options.hpp>
 #include <cstdio>
 #include <fstream>
@@ -43,18 +44,35 @@ std::vector<WorkloadData> load_data(const std::vector<std::string>& dbs) {
       }
       records::RecordQuery q;
       q.workload_key = wi.key;
-      q.only_ok = true;
       std::map<std::string, bool> seen;  // one sample per trace (re-measurements are duplicates)
       for (auto& r : db->records(q)) {
-        if (seen[r.trace_hash]) continue;
+        // Successful and early-aborted (much slower than the best, timed once) candidates: the models
+        // must learn the slow ones too. Failed ones carry no time.
+        if (!std::isfinite(r.timed_s()) || seen[r.trace_hash]) continue;
         seen[r.trace_hash] = true;
         d.traces.push_back(schedule::trace_from_json(r.trace));
-        d.throughput.push_back(d.workload->flop_count() / r.median_s());
+        d.throughput.push_back(d.workload->flop_count() / r.timed_s());
       }
       if (d.traces.size() >= 2) out.push_back(std::move(d));
     }
   }
   return out;
+}
+
+/** --params JSON (an object) with the seed added; one training thread unless it says otherwise. */
+costmodel::ModelParams model_params(const std::string& text, uint64_t seed) {
+  costmodel::ModelParams p = costmodel::ModelParams::object();
+  if (!text.empty()) {
+    try {
+      p = costmodel::ModelParams::parse(text);
+    } catch (const std::exception& e) {
+      TESSEL_CHECK(false) << "--params is not valid JSON (" << e.what() << "); example: --params '{\"max_depth\":6}'";
+    }
+    TESSEL_CHECK(p.is_object()) << "--params must be a JSON object, e.g. '{\"max_depth\":6}'";
+  }
+  p["seed"] = seed;
+  if (!p.contains("nthread")) p["nthread"] = 1;
+  return p;
 }
 
 std::vector<costmodel::Candidate> candidates(const WorkloadData& d) {
@@ -65,18 +83,19 @@ std::vector<costmodel::Candidate> candidates(const WorkloadData& d) {
 
 int train(const std::vector<std::string>& args) {
   std::vector<std::string> dbs;
-  std::string out, kind = "xgb";
+  std::string out, kind = "xgb", params_text;
   uint64_t seed = 1;
   po::options_description desc("tessel costmodel train --db A.db [--db B.db ...] -o MODEL [--model xgb|xgb-rank|mlp]\n\nOptions");
   desc.add_options()("help,h", "print this help")("db", po::value<std::vector<std::string>>(&dbs), "tuning database (repeatable)")(
       "output,o", po::value<std::string>(&out), "model file to write")(
       "model", po::value<std::string>(&kind)->default_value("xgb"), "xgb | xgb-rank | mlp")(
-      "seed", po::value<uint64_t>(&seed)->default_value(1), "seed");
+      "seed", po::value<uint64_t>(&seed)->default_value(1), "seed")(
+      "params", po::value<std::string>(&params_text), "model parameters as a JSON object (docs/costmodel.md)");
   po::variables_map vm;
   if (parse_args(desc, args, vm)) return 0;
   if (dbs.empty()) throw po::error("give at least one --db");
   if (out.empty()) throw po::error("give -o MODEL");
-  auto model = costmodel::make_learned_model(kind, {{"seed", seed}, {"nthread", 1}});
+  auto model = costmodel::make_learned_model(kind, model_params(params_text, seed));
   size_t n = 0;
   auto data = load_data(dbs);
   for (auto& d : data) {
@@ -89,6 +108,68 @@ int train(const std::vector<std::string>& args) {
   std::printf("trained %s on %zu measurements of %zu workloads; wrote %s\n", kind.c_str(), n, data.size(), out.c_str());
   return 0;
 }
+
+// Held-out metrics of one workload's measurements under a model's scores.
+struct Metrics {
+  double pairs_ok = 0, pairs = 0, recall = 0, top1 = 0;
+};
+
+Metrics metrics(const WorkloadData& d, const std::vector<double>& score) {
+  Metrics m;
+  size_t n = d.traces.size();
+  for (size_t a = 0; a < n; ++a)
+    for (size_t b = a + 1; b < n; ++b) {
+      double ta = d.throughput[a], tb = d.throughput[b];
+      if (std::abs(ta - tb) <= 0.05 * std::max(ta, tb)) continue;  // within noise: not a pair
+      m.pairs += 1;
+      m.pairs_ok += (ta > tb) == (score[a] > score[b]);
+    }
+  std::vector<size_t> by_true(n), by_pred(n);
+  for (size_t i = 0; i < n; ++i) by_true[i] = by_pred[i] = i;
+  std::sort(by_true.begin(), by_true.end(), [&](size_t a, size_t b) { return d.throughput[a] > d.throughput[b]; });
+  std::sort(by_pred.begin(), by_pred.end(), [&](size_t a, size_t b) { return score[a] > score[b]; });
+  size_t k = std::min<size_t>(30, n);
+  double hit = 0;
+  for (size_t i = 0; i < k; ++i) hit += std::find(by_pred.begin(), by_pred.begin() + k, by_true[i]) != by_pred.begin() + k;
+  m.recall = hit / double(k);
+  m.top1 = d.throughput[by_pred[0]] / d.throughput[by_true[0]];
+  return m;
+}
+
+/** Adds one workload's metrics to the report (per-workload rows and the running totals). */
+struct Report {
+  nlohmann::json per = nlohmann::json::array();
+  double pairs_ok = 0, pairs = 0, recall_sum = 0, top1_sum = 0;
+  int workloads = 0;
+  void add(const WorkloadData& d, const Metrics& m) {
+    per.push_back({{"workload", d.workload->spec},
+                   {"candidates", d.traces.size()},
+                   {"pairwise_accuracy", m.pairs > 0 ? m.pairs_ok / m.pairs : 0.0},
+                   {"recall_at_30", m.recall},
+                   {"top1_score", m.top1}});
+    pairs_ok += m.pairs_ok, pairs += m.pairs, recall_sum += m.recall, top1_sum += m.top1, ++workloads;
+  }
+  int print(const std::string& model, bool json) const {
+    TESSEL_CHECK(workloads > 0) << "the held-out databases hold no workload with two or more measurements";
+    nlohmann::json summary = {{"model", model},
+                              {"workloads", per},
+                              {"pairwise_accuracy", pairs > 0 ? pairs_ok / pairs : 0.0},
+                              {"recall_at_30", recall_sum / workloads},
+                              {"top1_score", top1_sum / workloads}};
+    if (json) {
+      std::cout << summary.dump(2) << "\n";
+      return 0;
+    }
+    for (auto& w : per)
+      std::printf("%-60s n=%-5d pairwise %.3f  recall@30 %.3f  top-1 %.3f\n", w["workload"].get<std::string>().c_str(),
+                  w["candidates"].get<int>(), w["pairwise_accuracy"].get<double>(), w["recall_at_30"].get<double>(),
+                  w["top1_score"].get<double>());
+    std::printf("overall: pairwise accuracy %.3f, recall@30 %.3f, top-1 score %.3f over %d workloads\n",
+                summary["pairwise_accuracy"].get<double>(), summary["recall_at_30"].get<double>(),
+                summary["top1_score"].get<double>(), workloads);
+    return 0;
+  }
+};
 
 int eval(const std::vector<std::string>& args) {
   std::vector<std::string> dbs;
@@ -103,56 +184,40 @@ int eval(const std::vector<std::string>& args) {
   if (path.empty()) throw po::error("give --model MODEL");
   if (dbs.empty()) throw po::error("give at least one --db");
   auto model = costmodel::load_cost_model(path, {{"nthread", 1}});
-  nlohmann::json per = nlohmann::json::array();
-  double pairs_ok = 0, pairs = 0, recall_sum = 0, top1_sum = 0;
-  int workloads = 0;
-  for (auto& d : load_data(dbs)) {
-    std::vector<double> score = model->predict(candidates(d));
-    size_t n = d.traces.size();
-    double ok = 0, all = 0;
-    for (size_t a = 0; a < n; ++a)
-      for (size_t b = a + 1; b < n; ++b) {
-        double ta = d.throughput[a], tb = d.throughput[b];
-        if (std::abs(ta - tb) <= 0.05 * std::max(ta, tb)) continue;  // within noise: not a pair
-        all += 1;
-        ok += (ta > tb) == (score[a] > score[b]);
-      }
-    std::vector<size_t> by_true(n), by_pred(n);
-    for (size_t i = 0; i < n; ++i) by_true[i] = by_pred[i] = i;
-    std::sort(by_true.begin(), by_true.end(), [&](size_t a, size_t b) { return d.throughput[a] > d.throughput[b]; });
-    std::sort(by_pred.begin(), by_pred.end(), [&](size_t a, size_t b) { return score[a] > score[b]; });
-    size_t k = std::min<size_t>(30, n);
-    double hit = 0;
-    for (size_t i = 0; i < k; ++i)
-      hit += std::find(by_pred.begin(), by_pred.begin() + k, by_true[i]) != by_pred.begin() + k;
-    double recall = hit / double(k);
-    double top1 = d.throughput[by_pred[0]] / d.throughput[by_true[0]];
-    per.push_back({{"workload", d.workload->spec}, {"candidates", n}, {"pairwise_accuracy", all > 0 ? ok / all : 0.0},
-                   {"recall_at_30", recall}, {"top1_score", top1}});
-    pairs_ok += ok;
-    pairs += all;
-    recall_sum += recall;
-    top1_sum += top1;
-    ++workloads;
+  Report rep;
+  for (auto& d : load_data(dbs)) rep.add(d, metrics(d, model->predict(candidates(d))));
+  return rep.print(path, json);
+}
+
+// Leave-one-workload-out: for each workload, a model trained on all the others ranks its measurements.
+int cross_validate(const std::vector<std::string>& args) {
+  std::vector<std::string> dbs;
+  std::string kind = "xgb", params_text;
+  uint64_t seed = 1;
+  bool json = false;
+  po::options_description desc(
+      "tessel costmodel cv --db A.db [--db B.db ...] [--model xgb|xgb-rank|mlp] [--json]\n\n"
+      "Leave-one-workload-out cross-validation: each workload is ranked by a model trained on the others.\n\nOptions");
+  desc.add_options()("help,h", "print this help")("db", po::value<std::vector<std::string>>(&dbs),
+                                                  "tuning database (repeatable)")(
+      "model", po::value<std::string>(&kind)->default_value("xgb"), "xgb | xgb-rank | mlp")(
+      "seed", po::value<uint64_t>(&seed)->default_value(1), "seed")("json", po::bool_switch(&json), "JSON output")(
+      "params", po::value<std::string>(&params_text), "model parameters as a JSON object (docs/costmodel.md)");
+  po::variables_map vm;
+  if (parse_args(desc, args, vm)) return 0;
+  if (dbs.empty()) throw po::error("give at least one --db");
+  costmodel::ModelParams params = model_params(params_text, seed);
+  auto data = load_data(dbs);
+  TESSEL_CHECK(data.size() >= 2) << "cross-validation needs measurements of two or more workloads";
+  Report rep;
+  for (size_t held = 0; held < data.size(); ++held) {
+    auto model = costmodel::make_learned_model(kind, params);
+    for (size_t i = 0; i < data.size(); ++i)
+      if (i != held) model->update(candidates(data[i]), data[i].throughput);
+    model->fit_now();
+    rep.add(data[held], metrics(data[held], model->predict(candidates(data[held]))));
   }
-  TESSEL_CHECK(workloads > 0) << "the held-out databases hold no workload with two or more measurements";
-  nlohmann::json summary = {{"model", path},
-                            {"workloads", per},
-                            {"pairwise_accuracy", pairs > 0 ? pairs_ok / pairs : 0.0},
-                            {"recall_at_30", recall_sum / workloads},
-                            {"top1_score", top1_sum / workloads}};
-  if (json) {
-    std::cout << summary.dump(2) << "\n";
-  } else {
-    for (auto& w : per)
-      std::printf("%-60s n=%-5d pairwise %.3f  recall@30 %.3f  top-1 %.3f\n", w["workload"].get<std::string>().c_str(),
-                  w["candidates"].get<int>(), w["pairwise_accuracy"].get<double>(), w["recall_at_30"].get<double>(),
-                  w["top1_score"].get<double>());
-    std::printf("overall: pairwise accuracy %.3f, recall@30 %.3f, top-1 score %.3f over %d workloads\n",
-                summary["pairwise_accuracy"].get<double>(), summary["recall_at_30"].get<double>(),
-                summary["top1_score"].get<double>(), workloads);
-  }
-  return 0;
+  return rep.print(kind + " (leave-one-workload-out)", json);
 }
 
 }  // namespace
@@ -160,13 +225,15 @@ int eval(const std::vector<std::string>& args) {
 int run_costmodel(const std::vector<std::string>& args) {
   if (args.empty() || args[0] == "--help" || args[0] == "-h") {
     std::cout << "tessel costmodel train --db A.db [--db B.db ...] -o MODEL [--model xgb|xgb-rank|mlp]\n"
-                 "tessel costmodel eval --model MODEL --db HELD_OUT.db [--json]\n";
+                 "tessel costmodel eval --model MODEL --db HELD_OUT.db [--json]\n"
+                 "tessel costmodel cv --db A.db [--db B.db ...] [--model xgb|xgb-rank|mlp] [--json]\n";
     return args.empty() ? 2 : 0;
   }
   std::vector<std::string> rest(args.begin() + 1, args.end());
   if (args[0] == "train") return train(rest);
   if (args[0] == "eval") return eval(rest);
-  TESSEL_CHECK(false) << "unknown costmodel action '" << args[0] << "' (expected train or eval)";
+  if (args[0] == "cv") return cross_validate(rest);
+  TESSEL_CHECK(false) << "unknown costmodel action '" << args[0] << "' (expected train, eval or cv)";
   return 2;
 }
 

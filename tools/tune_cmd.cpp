@@ -63,7 +63,7 @@ int run_tune(const std::vector<std::string>& args) {
       "db", po::value<std::string>(&o.db_path)->default_value("tessel.db"), "tuning database (created if missing)")(
       "strategy", po::value<std::string>(&o.strategy)->default_value("evolutionary"),
       "evolutionary | random | grid | annealing")("cost-model", po::value<std::string>(&o.cost_model)->default_value("random"),
-                                                   "random | xgb | xgb-rank | mlp, or a trained model file")(
+                                                   "random | xgb | xgb-rank | mlp | pretrained (the shipped model), or a trained model file")(
       "transfer", po::bool_switch(&o.transfer), "also learn from the database's records of other workloads")(
       "scheduler", po::value<std::string>(&o.scheduler)->default_value("gradient"), "gradient | round-robin")(
       "seed", po::value<uint64_t>(&o.seed)->default_value(1), "seed of every random choice")(

@@ -115,6 +115,7 @@ struct Access {
   bool read = false, write = false;
   double bytes = 0, unique_bytes = 0, lines = 0, unique_lines = 0;
   double reuse_ct = 0, reuse_dis_iter = 0, reuse_dis_bytes = 0, stride = 0;
+  std::vector<double> level_bytes;  // unique bytes touched inside loop level i (i = 0 outermost .. lanes)
 };
 
 double const_elements(const BufferNode& b) {
@@ -148,7 +149,13 @@ class FeatureVisitor : public IRVisitor {
   void finish() {
     double program_flops = 0;
     for (auto& r : rows) program_flops += r[kIntensityOffset + 2];
+    // Counts that grow with the size of the computation are taken per FLOP of the program (version 2):
+    // "cache lines per FLOP" means the same for a small and a large workload, so what is learned on
+    // some workloads carries over to others. The program's FLOPs stay as one absolute feature.
+    double per = program_flops > 0 ? 1.0 / program_flops : 1.0;
     for (auto& r : rows) {
+      for (int i = 0; i < kFeatureLength; ++i)
+        if (is_work_count(i)) r[i] = float(r[i] * per * kPerFlopScale);
       r[kOtherOffset + 0] = float(rows.size());
       r[kOtherOffset + 1] = float(program_flops);
       r[kOtherOffset + 2] = float(num_loops_total_);
@@ -189,6 +196,17 @@ class FeatureVisitor : public IRVisitor {
   void visit_(const BufferStore* op) override { add_row(op->buffer.get(), op->value, op->indices, false); }
 
  private:
+  // Per-FLOP counts are scaled by this before log2(1 + x) so that their range stays resolved.
+  static constexpr double kPerFlopScale = 1024;
+  static bool is_work_count(int i) {
+    if (i >= kComputeOffset && i < kLoopOffset) return true;
+    if (i == kLoopOffset + kOuterProd || i == kIntensityOffset + 2) return true;
+    if (i >= kBufferOffset && i < kIntensityOffset) {
+      int k = (i - kBufferOffset) % kFeaturesPerBuffer;
+      return k == kBytes || k == kUniqueBytes || k == kLines || k == kUniqueLines;
+    }
+    return false;
+  }
   static bool is_flag(int i) {
     if (i == kLoopOffset + kIsAccumulate || i == kLoopOffset + kPredicated || i == kAllocOffset + 3) return true;
     if (i >= kBufferOffset && i < kIntensityOffset) {
@@ -318,6 +336,8 @@ class FeatureVisitor : public IRVisitor {
     double ul = step_bytes >= kCacheLine ? unique : std::ceil(a.unique_bytes / kCacheLine);
     a.unique_lines = std::min(a.lines, std::max(1.0, ul));
     a.stride = double(std::llabs(c[n] != 0 ? c[n] : (n > 0 ? c[n - 1] : 0)));
+    a.level_bytes.resize(n + 1);
+    for (size_t i = 0; i <= n; ++i) a.level_bytes[i] = region(i) * eb;
     for (int i = int(n) - 1; i >= 0; --i)
       if (c[i] == 0 && ext[i] > 1) {
         a.reuse_ct = ext[i];
@@ -341,6 +361,8 @@ class FeatureVisitor : public IRVisitor {
         m.reuse_ct = std::max(m.reuse_ct, a.reuse_ct);
         m.reuse_dis_iter = std::max(m.reuse_dis_iter, a.reuse_dis_iter);
         m.reuse_dis_bytes = std::max(m.reuse_dis_bytes, a.reuse_dis_bytes);
+        for (size_t i = 0; i < m.level_bytes.size() && i < a.level_bytes.size(); ++i)
+          m.level_bytes[i] = std::max(m.level_bytes[i], a.level_bytes[i]);
         return;
       }
     accesses_.push_back(a);
@@ -545,7 +567,31 @@ class FeatureVisitor : public IRVisitor {
     r[kAllocOffset + 1] = float(alloc_bytes);
     r[kAllocOffset + 2] = float(std::max(0.0, const_elements(*buf)) * buf->dtype.bytes_per_lane());
     r[kAllocOffset + 3] = buf->scope != MemScope::kGlobal ? 1.0f : 0.0f;
+    intensity_curve(flops / std::max(1.0, trip), &r[kCurveOffset]);
     rows.push_back(std::move(r));
+  }
+
+  // FLOPs over unique bytes inside each loop level (innermost first), sampled at kCurvePoints evenly
+  // spaced log2(FLOPs) by linear interpolation. flops_per_iter: FLOPs of one execution of the store.
+  void intensity_curve(double flops_per_iter, float* out) const {
+    size_t n = loops_.size();
+    std::vector<double> x, y;  // per level, innermost (i = n: the statement itself) to outermost (0)
+    double f = flops_per_iter;
+    for (int i = int(n); i >= 0; --i) {
+      if (i < int(n)) f *= loops_[size_t(i)].extent;
+      double bytes = 0;
+      for (auto& a : accesses_) bytes += size_t(i) < a.level_bytes.size() ? a.level_bytes[size_t(i)] : 0;
+      x.push_back(std::log2(1 + f));
+      y.push_back(f / std::max(1.0, bytes));
+    }
+    for (int k = 0; k < kCurvePoints; ++k) {
+      double t = x.front() + (x.back() - x.front()) * k / (kCurvePoints - 1);
+      size_t j = 0;
+      while (j + 1 < x.size() && x[j + 1] < t) ++j;
+      double v = y[j];
+      if (j + 1 < x.size() && x[j + 1] > x[j]) v = y[j] + (y[j + 1] - y[j]) * std::min(1.0, (t - x[j]) / (x[j + 1] - x[j]));
+      out[k] = float(v);
+    }
   }
 
   std::vector<LoopInfo> loops_;
@@ -569,6 +615,7 @@ const std::vector<std::string>& feature_names() {
     for (int b = 0; b < kFeatureBufferSlots; ++b)
       for (auto* s : kBufNames) n.push_back("buf" + std::to_string(b) + "." + s);
     for (auto* s : kTailNames) n.push_back(s);
+    for (int k = 0; k < kCurvePoints; ++k) n.push_back("ai_curve" + std::to_string(k));
     TESSEL_ICHECK(int(n.size()) == kFeatureLength) << n.size();
     return n;
   }();

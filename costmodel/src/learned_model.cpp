@@ -11,12 +11,15 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
+#include <cstdlib>
 
 #include "tessel/support/error.h"
 
 namespace tessel::costmodel {
 
 namespace {
+constexpr const char* kPretrainedModelFile = "cpu-x86_64.model";
+
 std::string fnv1a64(const std::string& s) {
   uint64_t h = 1469598103934665603ull;
   for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
@@ -71,12 +74,17 @@ std::vector<double> LearnedModel::predict_features(const std::vector<const Progr
   for (size_t i = 0; i < programs.size(); ++i)
     if (programs[i] && !programs[i]->empty()) valid.push_back(programs[i]), where.push_back(i);
   if (valid.empty()) return out;
+  if (!fitted_ && base_) return base_->predict_features(programs);
   if (!fitted_) {  // nothing learned: random scores, as Ansor before its warm-up samples
     std::uniform_real_distribution<double> u(0, 1);
     for (size_t i : where) out[i] = u(rng_);
     return out;
   }
   std::vector<double> s = score(valid);
+  if (base_ && fits_residuals()) {
+    std::vector<double> b = base_->predict_features(valid);
+    for (size_t k = 0; k < s.size(); ++k) s[k] += b[k];
+  }
   for (size_t k = 0; k < where.size(); ++k) out[where[k]] = s[k];
   return out;
 }
@@ -117,12 +125,25 @@ void LearnedModel::fit_now() {
     double b = best[s.workload_key];
     labels.push_back(b > 0 ? float(s.throughput / b) : 0.0f);
   }
-  fit(samples_, labels);
+  std::vector<float> offsets;
+  if (base_ && fits_residuals()) {
+    std::vector<const ProgramFeatures*> progs;
+    for (auto& s : samples_) progs.push_back(s.features.get());
+    for (double b : base_->predict_features(progs)) offsets.push_back(float(b));
+  }
+  fit(samples_, labels, offsets.empty() ? nullptr : &offsets);
   fitted_at_ = samples_.size();
   fitted_ = true;
 }
 
+void LearnedModel::set_base(std::unique_ptr<LearnedModel> base) {
+  TESSEL_CHECK(base && base->trained()) << "cost model " << name() << ": a base model must be trained";
+  base_ = std::move(base);
+}
+
 void LearnedModel::save(const std::string& path) const {
+  TESSEL_CHECK(!base_) << "cost model " << name() << " was started from a pretrained model and is not saved (its "
+                       << "state is a correction of that model); train a model offline with tessel costmodel train";
   TESSEL_CHECK(fitted_) << "cost model " << name() << " is not trained yet (it needs " << params_.min_samples
                         << " measured samples, has " << samples_.size() << "): nothing to save to " << path;
   std::string payload = serialize();
@@ -203,6 +224,38 @@ std::unique_ptr<LearnedModel> load_cost_model(const std::string& path, const Mod
   }
   auto m = make_learned_model(kind, params);
   m->load(path);
+  return m;
+}
+
+std::string pretrained_model_path() {
+  std::vector<std::string> tried;
+  std::error_code ec;
+  auto usable = [&](const std::filesystem::path& p) {
+    tried.push_back(p.string());
+    return std::filesystem::is_regular_file(p, ec);
+  };
+  if (const char* env = std::getenv("TESSEL_PRETRAINED_MODEL")) {
+    TESSEL_CHECK(usable(env)) << "TESSEL_PRETRAINED_MODEL=" << env << " is not a file";
+    return env;
+  }
+  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    auto p = exe.parent_path().parent_path() / "share" / "tessel" / kPretrainedModelFile;
+    if (usable(p)) return p.string();
+  }
+  auto src = std::filesystem::path(TESSEL_PRETRAINED_SOURCE_DIR) / kPretrainedModelFile;
+  if (usable(src)) return src.string();
+  std::string where;
+  for (auto& t : tried) where += "\n  " + t;
+  TESSEL_CHECK(false) << "no pretrained cost model found; looked at:" << where
+                      << "\nset TESSEL_PRETRAINED_MODEL=FILE or make one with scripts/train-costmodel";
+  return {};
+}
+
+std::unique_ptr<LearnedModel> make_pretrained_model(const std::string& path, const ModelParams& params) {
+  auto base = load_cost_model(path, params);
+  auto m = make_learned_model(base->name(), params);
+  m->set_base(std::move(base));
   return m;
 }
 

@@ -61,7 +61,7 @@ class MlpModel : public LearnedModel {
   std::string name() const override { return "mlp"; }
 
  protected:
-  void fit(const std::vector<Sample>& samples, const std::vector<float>& labels) override {
+  void fit(const std::vector<Sample>& samples, const std::vector<float>& labels, const std::vector<float>*) override {
     const int d = kFeatureLength;
     // Standardization from all training rows.
     Vec sum = Vec::Zero(d), sq = Vec::Zero(d);

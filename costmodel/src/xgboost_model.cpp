@@ -123,7 +123,9 @@ class XgbPackSum : public XgbBase {
   std::string name() const override { return "xgb"; }
 
  protected:
-  void fit(const std::vector<Sample>& samples, const std::vector<float>& labels) override {
+  bool fits_residuals() const override { return true; }
+  void fit(const std::vector<Sample>& samples, const std::vector<float>& labels,
+           const std::vector<float>* offsets) override {
     std::vector<float> data;
     std::vector<uint32_t> program_of_row;
     for (size_t i = 0; i < samples.size(); ++i)
@@ -145,7 +147,7 @@ class XgbPackSum : public XgbBase {
       bst_ulong len = 0;
       const float* pred = nullptr;
       xgb_check(XGBoosterPredict(booster_, d.h, 1, 0, 1, &len, &pred), "training prediction");
-      std::fill(sum.begin(), sum.end(), 0.0);
+      for (size_t p = 0; p < sum.size(); ++p) sum[p] = offsets ? (*offsets)[p] : 0.0;
       for (size_t r = 0; r < rows; ++r) sum[program_of_row[r]] += pred[r];
       for (size_t r = 0; r < rows; ++r) {
         uint32_t p = program_of_row[r];
@@ -175,7 +177,7 @@ class XgbRank : public XgbBase {
   std::string name() const override { return "xgb-rank"; }
 
  protected:
-  void fit(const std::vector<Sample>& samples, const std::vector<float>& labels) override {
+  void fit(const std::vector<Sample>& samples, const std::vector<float>& labels, const std::vector<float>*) override {
     // One query group per workload: rows ordered by workload, groups are the run lengths.
     std::map<std::string, std::vector<size_t>> by_workload;
     for (size_t i = 0; i < samples.size(); ++i) by_workload[samples[i].workload_key].push_back(i);

@@ -64,12 +64,20 @@ double TuningRecord::cv() const {
   return mean > 0 ? std::sqrt(var) / mean : 0;
 }
 
-double TuningRecord::median_s() const {
-  if (!ok()) return std::numeric_limits<double>::infinity();
-  std::vector<double> t = run_times_s;
+double median_of(std::vector<double> t) {
+  if (t.empty()) return std::numeric_limits<double>::infinity();
   std::sort(t.begin(), t.end());
   size_t n = t.size();
   return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+}
+
+double TuningRecord::median_s() const {
+  return ok() ? median_of(run_times_s) : std::numeric_limits<double>::infinity();
+}
+
+double TuningRecord::timed_s() const {
+  bool ran = error_kind == MeasureErrorKind::kNone || error_kind == MeasureErrorKind::kEarlyAborted;
+  return ran ? median_of(run_times_s) : std::numeric_limits<double>::infinity();
 }
 
 std::string trace_hash(const nlohmann::json& trace) { return sha256_hex(trace.dump()); }

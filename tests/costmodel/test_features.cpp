@@ -42,7 +42,7 @@ std::vector<float> update_row(const std::vector<std::vector<float>>& rows) {
 }  // namespace
 
 TEST_CASE("feature layout: fixed length, named, versioned", "[costmodel][features]") {
-  CHECK(kFeatureVersion == 1);
+  CHECK(kFeatureVersion == 2);
   const auto& names = feature_names();
   REQUIRE(int(names.size()) == kFeatureLength);
   CHECK(std::set<std::string>(names.begin(), names.end()).size() == names.size());
@@ -54,7 +54,9 @@ TEST_CASE("feature layout: fixed length, named, versioned", "[costmodel][feature
   CHECK(names[kBufferOffset] == "buf0.present");
   CHECK(names[kBufferOffset + kFeaturesPerBuffer + 3] == "buf1.bytes");
   CHECK(names[kIntensityOffset] == "flops_per_byte");
-  CHECK(names[kFeatureLength - 1] == "program_loops");
+  CHECK(names[kCurveOffset - 1] == "program_loops");
+  CHECK(names[kCurveOffset] == "ai_curve0");
+  CHECK(names[kFeatureLength - 1] == "ai_curve9");
   for (auto& r : extract_features(mm64(), tiled(true, true, true))) CHECK(int(r.size()) == kFeatureLength);
 }
 
@@ -77,13 +79,16 @@ TEST_CASE("features: deterministic, and different for different schedules", "[co
 TEST_CASE("features: arithmetic counts and loop annotations", "[costmodel][features]") {
   auto naive = update_row(extract_features(mm64(), {}));
   double n3 = 64.0 * 64 * 64;
-  CHECK(naive[0] == Approx(lg(n3)));               // float adds
-  CHECK(naive[1] == Approx(lg(n3)));               // float muls
-  CHECK(naive[3] == Approx(lg(n3)));               // multiply-adds
+  // Work counts are per FLOP of the program (2 n^3 here), times 1024.
+  auto per_flop = [&](double count) { return lg(count / (2 * n3) * 1024); };
+  CHECK(naive[0] == Approx(per_flop(n3)));         // float adds
+  CHECK(naive[1] == Approx(per_flop(n3)));         // float muls
+  CHECK(naive[3] == Approx(per_flop(n3)));         // multiply-adds
   CHECK(naive[kLoopOffset + 0] == Approx(lg(3)));  // three loops
   CHECK(naive[kLoopOffset + 4] == 0);              // nothing vectorized
   CHECK(naive[kLoopOffset + 12] == 0);             // nor parallel
-  CHECK(naive[kIntensityOffset + 2] == Approx(lg(2 * n3)));
+  CHECK(naive[kIntensityOffset + 2] == Approx(per_flop(2 * n3)));
+  CHECK(naive[kOtherOffset + 1] == Approx(lg(2 * n3)));  // the program's FLOPs stay absolute
 
   auto v = update_row(extract_features(mm64(), tiled(true, true, true)));
   CHECK(v[kLoopOffset + 4] == Approx(lg(1)));    // one vectorized loop
@@ -101,6 +106,20 @@ TEST_CASE("features: arithmetic counts and loop annotations", "[costmodel][featu
     if (buf[1] == 1 && buf[2] == 0 && buf[10] == Approx(lg(1))) saw_b = true;
   }
   CHECK(saw_b);
+}
+
+TEST_CASE("features: the arithmetic-intensity curve", "[costmodel][features]") {
+  // Naive 64^3 matmul update C[i,j] += A[i,k] * B[k,j] (loops i, j, k): inside k one C element, a row
+  // of A and a column of B are touched (2 FLOPs per k: 128 FLOPs over 4 + 256 + 256 bytes); the whole
+  // nest does 2*64^3 FLOPs over the three 16 KiB matrices.
+  auto r = update_row(extract_features(mm64(), {}));
+  double n3 = 64.0 * 64 * 64;
+  CHECK(r[kCurveOffset] == Approx(lg(2.0 / 12)));                     // one statement: 2 FLOPs, 12 bytes
+  CHECK(r[kCurveOffset + kCurvePoints - 1] == Approx(lg(2 * n3 / (3 * 64 * 64 * 4))));  // whole nest
+  for (int k = 1; k < kCurvePoints; ++k) CHECK(r[kCurveOffset + k] >= r[kCurveOffset + k - 1] - 1e-6f);
+  // Tiling for reuse raises the intensity of the inner levels: a 4x16 tile of C over the k loop.
+  auto t = update_row(extract_features(mm64(), tiled(false, false, false)));
+  CHECK(t[kCurveOffset + kCurvePoints / 2] > r[kCurveOffset + kCurvePoints / 2]);
 }
 
 TEST_CASE("features: invalid traces give no rows; lowered functions work too", "[costmodel][features]") {

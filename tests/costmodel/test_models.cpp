@@ -207,9 +207,10 @@ TEST_CASE("corrupt, foreign or mismatched model files are refused with what to d
   CHECK_THAT(load_error(flipped), Contains("checksum mismatch"));
   CHECK_THAT(load_error(good.substr(0, good.size() - 20)), Contains("truncated"));
   std::string other_version = good;
-  auto at = other_version.find("\"feature_version\":1");
+  std::string field = "\"feature_version\":" + std::to_string(kFeatureVersion);
+  auto at = other_version.find(field);
   REQUIRE(at != std::string::npos);
-  other_version.replace(at, 19, "\"feature_version\":7");
+  other_version.replace(at, field.size(), "\"feature_version\":7");
   CHECK_THAT(load_error(other_version), Contains("feature version 7") && Contains("retrain"));
   CHECK_THAT(load_error(std::string("TESSEL-COSTMODEL\n{not json\n")), Contains("corrupt cost model header"));
   auto r = make_cost_model("random");
@@ -219,4 +220,36 @@ TEST_CASE("corrupt, foreign or mismatched model files are refused with what to d
   CHECK_THROWS_WITH(untrained->save(p), Contains("not trained"));
   std::filesystem::remove(p);
   std::filesystem::remove(q);
+}
+
+TEST_CASE("a pretrained model is the starting point: its predictions first, then a learned correction",
+          "[costmodel][models]") {
+  auto base = make_learned_model("xgb", {{"seed", 5}, {"nthread", 1}, {"num_rounds", 30}});
+  base->update_samples(samples(0, 100));
+  std::string p = temp_path("pretrained.model");
+  base->save(p);
+  auto m = make_pretrained_model(p, {{"seed", 1}, {"nthread", 1}, {"num_rounds", 30}});
+  REQUIRE(m->base() != nullptr);
+  CHECK(m->name() == "xgb");
+  CHECK(m->trained());
+  CHECK(m->predict_features(programs(150, 200)) == base->predict_features(programs(150, 200)));
+  // New data whose throughput follows another rule than the base learned (another workload key, so its
+  // labels are normalized on their own): the fine-tuned model must fit it better than the base alone.
+  std::vector<Sample> other;
+  std::vector<double> truth;
+  for (size_t i = 100; i < 200; ++i) {
+    auto s = sum_features(*data().feats[i]);
+    double g = 1 + 4 * s[kLoopOffset + 12] + s[kComputeOffset + 13] * 0.01;
+    other.push_back({data().feats[i], "other-workload", g * 1e9});
+    truth.push_back(g);
+  }
+  m->update_samples(other);
+  double base_acc = pairwise_accuracy(base->predict_features(programs(100, 200)), truth, 0.05);
+  double tuned_acc = pairwise_accuracy(m->predict_features(programs(100, 200)), truth, 0.05);
+  std::cout << "[costmodel] pretrained base " << base_acc << ", fine-tuned " << tuned_acc << " on the new rule\n";
+  CHECK(tuned_acc > base_acc + 0.05);
+  using Catch::Matchers::Contains;
+  CHECK_THROWS_WITH(m->save(temp_path("x.model")), Contains("pretrained"));
+  CHECK_THROWS_WITH(make_pretrained_model(temp_path("missing.model")), Contains("cannot read"));
+  std::filesystem::remove(p);
 }

@@ -59,11 +59,12 @@ MeasureOptions MeasureOptions::from_json(const nlohmann::json& j) {
 }
 
 double MeasureResult::median_s() const {
-  if (!ok()) return std::numeric_limits<double>::infinity();
-  std::vector<double> t = run_times_s;
-  std::sort(t.begin(), t.end());
-  size_t n = t.size();
-  return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+  return ok() ? records::median_of(run_times_s) : std::numeric_limits<double>::infinity();
+}
+
+double MeasureResult::timed_s() const {
+  bool ran = error_kind == MeasureErrorKind::kNone || error_kind == MeasureErrorKind::kEarlyAborted;
+  return ran ? records::median_of(run_times_s) : std::numeric_limits<double>::infinity();
 }
 
 namespace detail {

@@ -67,12 +67,18 @@ struct TaskRun {
   int64_t since_improvement = 0;
 };
 
+// FLOP/s for the cost model: 0 for a candidate that did not run correctly (time +infinity).
+double throughput(const workload::Workload& w, double seconds) {
+  return std::isfinite(seconds) && seconds > 0 ? w.flop_count() / seconds : 0.0;
+}
+
 // A model by name, or loaded from a file (a pretrained model) when the name is an existing file.
 std::unique_ptr<costmodel::CostModel> make_model(const std::string& name, uint64_t seed) {
   costmodel::ModelParams p = {{"seed", seed}, {"nthread", 1}};
   std::error_code ec;
+  if (name == "pretrained") return costmodel::make_pretrained_model(costmodel::pretrained_model_path(), p);
   if (name.find('/') != std::string::npos || std::filesystem::is_regular_file(name, ec))
-    return costmodel::load_cost_model(name, p);
+    return costmodel::make_pretrained_model(name, p);
   return costmodel::make_cost_model(name, p);
 }
 
@@ -192,7 +198,7 @@ class Tuning {
         c.trace = schedule::trace_from_json(rec.trace);
         c.trace_hash = rec.trace_hash;
         seeds.push_back(std::move(c));
-        thr.push_back(rec.ok() ? r.task.workload->flop_count() / rec.median_s() : 0.0);
+        thr.push_back(throughput(*r.task.workload, rec.timed_s()));
       }
     }
     if (!seeds.empty()) r.strategy->observe(seeds, thr);
@@ -213,12 +219,12 @@ class Tuning {
       records::RecordQuery q;
       q.workload_key = wi.key;
       q.target = target_;
-      q.only_ok = true;
       std::vector<std::vector<schedule::Step>> traces;
       std::vector<double> thr;
       for (auto& rec : db_->records(q)) {
+        if (!std::isfinite(rec.timed_s())) continue;  // failed: nothing to learn about its speed
         traces.push_back(schedule::trace_from_json(rec.trace));
-        thr.push_back(w->flop_count() / rec.median_s());
+        thr.push_back(throughput(*w, rec.timed_s()));
       }
       if (traces.empty()) continue;
       std::vector<costmodel::Candidate> c;
@@ -259,13 +265,9 @@ class Tuning {
       db_->add_record(rec);
       ++r.state.trials;
       ++r.since_improvement;
-      if (m.ok()) {
-        note_best(r, m.median_s(), rec.trace);
-        thr.push_back(r.task.workload->flop_count() / m.median_s());
-      } else {
-        thr.push_back(0);
-        ++r.summary.errors[records::error_kind_name(m.error_kind)];
-      }
+      if (m.ok()) note_best(r, m.median_s(), rec.trace);
+      else ++r.summary.errors[records::error_kind_name(m.error_kind)];
+      thr.push_back(throughput(*r.task.workload, m.timed_s()));
     }
     r.strategy->observe(cands, thr);
     r.summary.trials = r.state.trials;

@@ -14,7 +14,7 @@
 namespace tessel::costmodel {
 
 /** Version of the feature layout below; saved models record it. */
-constexpr int kFeatureVersion = 1;
+constexpr int kFeatureVersion = 2;
 
 /** Buffers described per store (the ones with the most bytes accessed, in fixed slots). */
 constexpr int kFeatureBufferSlots = 5;
@@ -28,8 +28,12 @@ constexpr int kBufferOffset = 34;     // kFeatureBufferSlots * kFeaturesPerBuffe
 constexpr int kIntensityOffset = 94;  // 3: arithmetic intensity
 constexpr int kAllocOffset = 97;      // 4: allocations
 constexpr int kOtherOffset = 101;     // 3: program-level
+constexpr int kCurveOffset = 104;     // kCurvePoints: arithmetic-intensity curve (version 2)
+/** Points of the arithmetic-intensity curve: FLOPs per unique byte touched inside each loop level, from
+ *  the innermost loop to the whole nest, sampled at evenly spaced log2(FLOPs) (after Ansor). */
+constexpr int kCurvePoints = 10;
 /** Floats per row. */
-constexpr int kFeatureLength = 104;
+constexpr int kFeatureLength = kCurveOffset + kCurvePoints;
 
 /** One name per feature index (e.g. "float_mul", "buf0.bytes"); size kFeatureLength. */
 const std::vector<std::string>& feature_names();

@@ -46,7 +46,7 @@ class LearnedModel : public CostModel {
 
   std::vector<double> predict(const std::vector<Candidate>& candidates) override;
   void update(const std::vector<Candidate>& candidates, const std::vector<double>& throughput) override;
-  bool trained() const override { return fitted_; }
+  bool trained() const override { return fitted_ || base_ != nullptr; }
   size_t num_samples() const override { return samples_.size(); }
   void save(const std::string& path) const override;
   void load(const std::string& path) override;
@@ -60,9 +60,21 @@ class LearnedModel : public CostModel {
   /** The rows of a candidate, from the cache when seen before (shared, never null). */
   std::shared_ptr<const ProgramFeatures> features_of(const Candidate& c);
 
+  /** Starts from a trained model (a pretrained one): until this model has fitted its own samples it
+   *  predicts with base; afterwards models that fit residuals (fits_residuals(), "xgb") learn what base
+   *  gets wrong on this data and predict base + own, and the others predict with their own fit alone.
+   *  A model with a base is not saved (save() refuses; train offline with `tessel costmodel train`). */
+  void set_base(std::unique_ptr<LearnedModel> base);
+  const LearnedModel* base() const { return base_.get(); }
+
  protected:
-  /** Fits the model on samples with labels (throughput / best throughput of the sample's workload). */
-  virtual void fit(const std::vector<Sample>& samples, const std::vector<float>& labels) = 0;
+  /** Fits the model on samples with labels (throughput / best throughput of the sample's workload).
+   *  offsets: null, or the base model's score of each sample, to be added to this model's output (only
+   *  passed to models whose fits_residuals() is true). */
+  virtual void fit(const std::vector<Sample>& samples, const std::vector<float>& labels,
+                   const std::vector<float>* offsets) = 0;
+  /** Whether fit() honours offsets (its scores are on the base model's scale and add to them). */
+  virtual bool fits_residuals() const { return false; }
   /** Scores of valid (non-empty) programs after a fit or load. */
   virtual std::vector<double> score(const std::vector<const ProgramFeatures*>& programs) = 0;
   /** The fitted state as bytes, and back (throw UserError on malformed bytes). */
@@ -79,6 +91,7 @@ class LearnedModel : public CostModel {
   size_t fitted_at_ = 0;  // samples_.size() at the last fit
   bool fitted_ = false;
   std::unordered_map<std::string, std::shared_ptr<const ProgramFeatures>> cache_;
+  std::unique_ptr<LearnedModel> base_;
 };
 
 /** make_cost_model for the learned models ("xgb", "xgb-rank", "mlp"), with their feature-level API. */
@@ -87,6 +100,17 @@ std::unique_ptr<LearnedModel> make_learned_model(const std::string& name, const 
 /** Loads a saved learned model of whatever kind the file says (xgb, xgb-rank, mlp). Throws UserError with
  *  what to do for an unreadable, foreign, damaged or mismatched (feature version) file. */
 std::unique_ptr<LearnedModel> load_cost_model(const std::string& path, const ModelParams& params = {});
+
+/** A fresh model of the file's kind that starts from the saved model as its base (set_base): what
+ *  `tessel tune --cost-model FILE` uses, so that the run keeps the pretrained knowledge while it learns
+ *  the workload at hand. Errors as load_cost_model. */
+std::unique_ptr<LearnedModel> make_pretrained_model(const std::string& path, const ModelParams& params = {});
+
+/** The pretrained model shipped with tessel for x86-64 CPUs (costmodel/pretrained/, trained by
+ *  scripts/train-costmodel): $TESSEL_PRETRAINED_MODEL when set, else share/tessel/ next to the running
+ *  binary's bin/ (installed), else the source tree's copy (build tree). Throws UserError naming the places
+ *  it looked when there is none. `tessel tune --cost-model pretrained` starts from it. */
+std::string pretrained_model_path();
 
 /** Signature on the first line of every saved cost-model file; the format version follows it. */
 constexpr const char* kModelFileSignature = "TESSEL-COSTMODEL";

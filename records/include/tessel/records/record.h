@@ -57,9 +57,15 @@ struct TuningRecord {
   bool ok() const { return error_kind == MeasureErrorKind::kNone && !run_times_s.empty(); }
   /** Median run time in seconds; +infinity when !ok(). */
   double median_s() const;
+  /** What the cost models learn from: the median run time of a candidate that ran correctly, including
+   *  one stopped after its first run as much slower than the best (early_aborted); +infinity otherwise. */
+  double timed_s() const;
   /** Coefficient of variation (standard deviation / mean) of the run times; 0 with fewer than two. */
   double cv() const;
 };
+
+/** Median of run times (seconds); +infinity for none. */
+double median_of(std::vector<double> times);
 
 /** SHA-256 (hex) of the canonical dump of a trace (sorted keys, no spaces): the identity used for
  *  exact resume and deduplication. */

@@ -54,6 +54,9 @@ struct MeasureResult {
   double build_s = 0, run_s = 0;    // wall time spent building and measuring this candidate
   /** Median run time, or +infinity on error. */
   double median_s() const;
+  /** As records::TuningRecord::timed_s: the median also of an early-aborted candidate's runs (for the
+   *  cost model, which should learn how slow it was), +infinity for other errors. */
+  double timed_s() const;
   bool ok() const { return error_kind == MeasureErrorKind::kNone && !run_times_s.empty(); }
 };
 

@@ -1,0 +1,269 @@
+// bench: measured trials to reach 95% of the best: random search vs model-guided vs pretrained model
+//
+// For each workload (the held-out set of costmodel/pretrained/workloads.txt: the pretrained model never
+// saw them) and each seed, three tuning runs of the same trial budget, one thread for the kernels:
+//   random      strategy random (uniform samples of the rule space)
+//   guided      evolutionary search with a cold xgb model (learns from this run's measurements only)
+//   pretrained  evolutionary search starting from the shipped pretrained model (and fine-tuning it)
+// Every candidate is measured once per workload: the runs share a measurement cache keyed by the trace,
+// so a schedule two runs both propose has one time (fewer measurements, and no noise between modes).
+// "best" is the best throughput any run found for the workload; a run's trials-to-95% is the first trial
+// after which its best is >= 95% of that. A run that never gets there counts as its budget, so the ratio
+// random / guided is then a lower bound (printed with ">="). Writes bench/results/search-efficiency.csv.
+//
+//   scripts/bench search-efficiency [--trials 160] [--seeds 3] [--model costmodel/pretrained/cpu-x86_64.model]
+#include <unistd.h>
+
+#include <algorithm>
+#include <boost/program_options.hpp>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include "common/bench_util.h"
+#include "tessel/runtime/thread_pool.h"
+#include "tessel/tuner/tuner.h"
+
+using namespace tessel;
+namespace po = boost::program_options;
+
+namespace {
+
+std::string trace_key(const tuner::MeasureInput& in) {
+  std::string k = in.workload->key;
+  for (auto& s : in.trace) k += '\n' + schedule::step_to_string(s);
+  return k;
+}
+
+/** Results of every candidate measured so far (shared by the runs of one workload). */
+struct MeasureCache {
+  std::map<std::string, tuner::MeasureResult> results;
+  int64_t measured = 0;  // candidates really built and run
+  double best_s = 0;     // best median time so far (early abort of candidates 5x slower, as in tuning)
+};
+
+/** Builds only candidates the cache does not know. */
+class CachingBuilder : public tuner::Builder {
+ public:
+  CachingBuilder(std::unique_ptr<tuner::Builder> inner, MeasureCache& cache) : inner_(std::move(inner)), cache_(cache) {}
+  std::vector<tuner::BuildResult> build(const std::vector<tuner::MeasureInput>& inputs,
+                                        const tuner::MeasureOptions& opt) override {
+    std::vector<tuner::BuildResult> out(inputs.size());
+    std::vector<tuner::MeasureInput> todo;
+    std::vector<size_t> where;
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (!cache_.results.count(trace_key(inputs[i]))) todo.push_back(inputs[i]), where.push_back(i);
+    auto built = inner_->build(todo, opt);
+    for (size_t k = 0; k < where.size(); ++k) out[where[k]] = built[k];
+    return out;
+  }
+
+ private:
+  std::unique_ptr<tuner::Builder> inner_;
+  MeasureCache& cache_;
+};
+
+/** Answers known candidates from the cache, runs the others; logs every result in trial order. */
+class CachingRunner : public tuner::Runner {
+ public:
+  CachingRunner(std::unique_ptr<tuner::Runner> inner, MeasureCache& cache, std::vector<double>& log)
+      : inner_(std::move(inner)), cache_(cache), log_(log) {}
+  std::vector<tuner::MeasureResult> run(const std::vector<tuner::MeasureInput>& inputs,
+                                        const std::vector<tuner::BuildResult>& builds,
+                                        const tuner::MeasureOptions& opt, double best_so_far_s) override {
+    std::vector<tuner::MeasureResult> out(inputs.size());
+    std::vector<tuner::MeasureInput> todo;
+    std::vector<tuner::BuildResult> todo_builds;
+    std::vector<size_t> where;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      auto it = cache_.results.find(trace_key(inputs[i]));
+      if (it != cache_.results.end()) {
+        out[i] = it->second;
+      } else if (builds[i].error_kind != records::MeasureErrorKind::kNone) {
+        out[i].error_kind = builds[i].error_kind;
+        out[i].error_message = builds[i].error_message;
+        cache_.results[trace_key(inputs[i])] = out[i];
+      } else {
+        todo.push_back(inputs[i]), todo_builds.push_back(builds[i]), where.push_back(i);
+      }
+    }
+    // Early abort against the best of all runs so far (only candidates 5x slower than it are cut short,
+    // far from the 95% mark this benchmark looks for).
+    auto ran = inner_->run(todo, todo_builds, opt, cache_.best_s);
+    for (size_t k = 0; k < where.size(); ++k) {
+      out[where[k]] = ran[k];
+      cache_.results[trace_key(todo[k])] = ran[k];
+      ++cache_.measured;
+      if (ran[k].ok() && (cache_.best_s == 0 || ran[k].median_s() < cache_.best_s)) cache_.best_s = ran[k].median_s();
+    }
+    for (size_t i = 0; i < inputs.size(); ++i)
+      log_.push_back(out[i].ok() ? inputs[i].workload->flop_count() / out[i].median_s() / 1e9 : 0.0);
+    return out;
+  }
+
+ private:
+  std::unique_ptr<tuner::Runner> inner_;
+  MeasureCache& cache_;
+  std::vector<double>& log_;
+};
+
+struct Run {
+  std::string workload, mode;
+  uint64_t seed;
+  std::vector<double> gflops;  // per trial, in order
+};
+
+/** First trial (1-based) after which the running best reaches target; 0 = never. */
+int64_t trials_to(const std::vector<double>& g, double target) {
+  double best = 0;
+  for (size_t i = 0; i < g.size(); ++i) {
+    best = std::max(best, g[i]);
+    if (best >= target) return int64_t(i) + 1;
+  }
+  return 0;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n == 0 ? 0 : n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+std::vector<std::string> heldout_workloads(const std::string& list) {
+  std::ifstream f(list);
+  std::vector<std::string> out;
+  std::string line;
+  while (std::getline(f, line)) {
+    std::istringstream is(line);
+    std::string set, spec;
+    if (is >> set >> spec && set == "heldout") out.push_back(spec);
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string csv, model = TESSEL_SOURCE_DIR "/costmodel/pretrained/cpu-x86_64.model";
+  std::string list = TESSEL_SOURCE_DIR "/costmodel/pretrained/workloads.txt", only;
+  int64_t trials = 160;
+  int seeds = 3, batch = 8;
+  po::options_description desc("search-efficiency benchmark options");
+  desc.add_options()("help,h", "help")("csv", po::value<std::string>(&csv), "CSV output")(
+      "trials", po::value<int64_t>(&trials)->default_value(160), "trial budget of every run")(
+      "seeds", po::value<int>(&seeds)->default_value(3), "seeds per workload and mode")(
+      "batch", po::value<int>(&batch)->default_value(8), "candidates per round")(
+      "model", po::value<std::string>(&model), "pretrained model file")(
+      "workloads", po::value<std::string>(&list), "workload list (its 'heldout' lines are used)")(
+      "only", po::value<std::string>(&only), "run only workloads whose spec contains this");
+  po::variables_map vm;
+  try {
+    po::store(po::parse_command_line(argc, argv, desc), vm);
+    po::notify(vm);
+  } catch (const std::exception& e) {
+    std::cerr << "search-efficiency: " << e.what() << "\n" << desc;
+    return 2;
+  }
+  if (vm.count("help")) {
+    std::cout << desc;
+    return 0;
+  }
+  if (!std::filesystem::is_regular_file(model)) {
+    std::cerr << "search-efficiency: no pretrained model at " << model << " (scripts/train-costmodel makes it)\n";
+    return 2;
+  }
+  auto specs = heldout_workloads(list);
+  if (specs.empty()) {
+    std::cerr << "search-efficiency: no 'heldout' workloads in " << list << "\n";
+    return 2;
+  }
+  std::string dir = (std::filesystem::temp_directory_path() / ("tessel-bench-se-" + std::to_string(getpid()))).string();
+  std::filesystem::create_directories(dir);
+  runtime::set_num_threads(1);
+  const std::vector<std::pair<std::string, std::string>> modes = {
+      {"random", "random"}, {"guided", "evolutionary"}, {"pretrained", "evolutionary"}};
+  bool tty = isatty(fileno(stderr));
+
+  bench::Table runs_table({"workload", "mode", "seed", "trials", "best_gflops", "trials_to_95", "measured"});
+  bench::Table table({"workload", "best_gflops", "random_t95", "guided_t95", "pretrained_t95", "random/guided",
+                      "guided/pretrained", "measured"});
+  std::vector<double> r_rg, r_gp;
+  bool rg_bound_any = false;
+  for (auto& spec : specs) {
+    if (!only.empty() && spec.find(only) == std::string::npos) continue;
+    auto w = std::make_shared<workload::Workload>(workload::from_spec(spec));
+    MeasureCache cache;
+    std::vector<Run> runs;
+    for (int s = 0; s < seeds; ++s)
+      for (auto& [mode, strategy] : modes) {
+        Run run{spec, mode, uint64_t(101 + s), {}};
+        tuner::TuneOptions o;
+        o.tasks = {{w, 1, spec}};
+        o.trials = trials;
+        o.strategy = strategy;
+        o.cost_model = mode == "random" ? "random" : mode == "guided" ? "xgb" : model;
+        o.seed = run.seed;
+        o.batch_size = batch;
+        o.remeasure_top = 0;
+        o.measure.threads = 1;
+        o.db_path = dir + "/" + mode + std::to_string(s) + "_" + w->key + ".db";
+        std::filesystem::remove(o.db_path);
+        o.make_builder = [&](const std::string& wd, int jobs) {
+          return std::make_unique<CachingBuilder>(tuner::make_local_builder(wd, jobs), cache);
+        };
+        o.make_runner = [&](const std::string& wd) {
+          return std::make_unique<CachingRunner>(tuner::make_local_runner(wd), cache, run.gflops);
+        };
+        tuner::tune(o, [&](const tuner::TuneSummary& su, double) {
+          std::fprintf(stderr, "%s  %s %s seed %llu: trials %lld  best %.1f GFLOP/s  (measured %lld)%s",
+                       tty ? "\r" : "", spec.c_str(), mode.c_str(), (unsigned long long)run.seed,
+                       (long long)su.total_trials, su.tasks[0].best_gflops, (long long)cache.measured,
+                       tty ? "   " : "\n");
+        });
+        runs.push_back(std::move(run));
+      }
+    double best = 0;
+    for (auto& r : runs)
+      for (double g : r.gflops) best = std::max(best, g);
+    std::map<std::string, std::vector<double>> t95;
+    std::map<std::string, bool> never;
+    for (auto& r : runs) {
+      int64_t t = trials_to(r.gflops, 0.95 * best);
+      if (t == 0) never[r.mode] = true;
+      t95[r.mode].push_back(double(t == 0 ? trials : t));
+      runs_table.add({spec, r.mode, std::to_string(r.seed), std::to_string(r.gflops.size()),
+                      bench::fmt(*std::max_element(r.gflops.begin(), r.gflops.end()), 1),
+                      t == 0 ? ">" + std::to_string(trials) : std::to_string(t), std::to_string(cache.measured)});
+    }
+    double tr = median(t95["random"]), tg = median(t95["guided"]), tp = median(t95["pretrained"]);
+    bool rg_bound = never["random"] && tr >= double(trials);
+    rg_bound_any |= rg_bound;
+    r_rg.push_back(tr / tg);
+    r_gp.push_back(tg / tp);
+    auto show = [&](const std::string& m, double t) {
+      return (never[m] && t >= double(trials) ? ">=" : "") + bench::fmt(t, 0);
+    };
+    table.add({spec, bench::fmt(best, 1), show("random", tr), show("guided", tg), show("pretrained", tp),
+               (rg_bound ? ">=" : "") + bench::fmt(tr / tg, 2), bench::fmt(tg / tp, 2), std::to_string(cache.measured)});
+  }
+  auto geomean = [](const std::vector<double>& v) {
+    double s = 0;
+    for (double x : v) s += std::log(x);
+    return v.empty() ? 0 : std::exp(s / double(v.size()));
+  };
+  table.add({"geometric mean", "", "", "", "", (rg_bound_any ? ">=" : "") + bench::fmt(geomean(r_rg), 2),
+             bench::fmt(geomean(r_gp), 2), ""});
+  std::fprintf(stderr, "\n");
+  runs_table.print();
+  std::printf("\ntrials to reach 95%% of the best throughput found (median over %d seeds; budget %lld trials)\n", seeds,
+              (long long)trials);
+  table.print();
+  if (!table.write_csv(csv)) return 1;
+  if (!csv.empty()) runs_table.write_csv(csv.substr(0, csv.size() - 4) + "-runs.csv");
+  std::filesystem::remove_all(dir);
+  return 0;
+}
