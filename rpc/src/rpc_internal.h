@@ -3,6 +3,7 @@
 #pragma once
 #include <grpcpp/grpcpp.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <map>
@@ -98,7 +99,8 @@ class WorkerService final : public proto::Worker::Service {
   std::mutex mu_;
   tuner::WorkerChild child_;
   std::map<std::string, std::string> refs_;  // workload key -> reference file (newest few)
-  int64_t next_file_ = 1, measured_ = 0;
+  int64_t next_file_ = 1;
+  std::atomic<int64_t> measured_{0};  // requests measured (Info reports it)
 };
 
 }  // namespace tessel::rpc

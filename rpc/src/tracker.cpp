@@ -49,7 +49,9 @@ grpc::Status TrackerService::do_register(const proto::RegisterRequest& r, proto:
   for (auto it = workers_.begin(); it != workers_.end();)  // a restarted worker reuses its address
     it = it->first != r.worker_id() && it->second.address == r.address() ? workers_.erase(it) : std::next(it);
   auto [it, added] = workers_.try_emplace(r.worker_id());
-  if (added) TESSEL_LOG(1) << "tracker: worker " << r.worker_id() << " at " << r.address() << " key " << r.key() << "\n";
+  if (added) {
+    TESSEL_LOG(1) << "tracker: worker " << r.worker_id() << " at " << r.address() << " key " << r.key() << "\n";
+  }
   if (it->second.key != r.key()) it->second.lease_id.clear();
   it->second.key = r.key();
   it->second.address = r.address();
@@ -114,7 +116,9 @@ void TrackerService::do_release(const proto::ReleaseRequest& r) {
   for (auto& [wid, e] : workers_)
     if (!e.lease_id.empty() && ids.count(e.lease_id)) e.lease_id.clear();
   for (auto& wid : r.lost_worker_ids()) {
-    if (workers_.erase(wid)) TESSEL_LOG(1) << "tracker: worker " << wid << " reported lost; dropped\n";
+    if (workers_.erase(wid)) {
+      TESSEL_LOG(1) << "tracker: worker " << wid << " reported lost; dropped\n";
+    }
   }
   cv_.notify_all();
 }

@@ -4,40 +4,25 @@
 // resumed, the tracker restarted under connected workers and tuners. In each, every candidate gets a
 // result (none lost) with its error kind.
 #include <catch2/catch.hpp>
+#include <functional>
 #include <thread>
 
+#include "rpc_internal.h"
 #include "rpc_test_util.h"
 #include "tessel/rpc/rpc_runner.h"
 #include "tessel/schedule/schedule.h"
 #include "tessel/tuner/measure.h"
+#include "tuner/measure_test_util.h"
 
 using namespace tessel;
 using namespace tessel::tuner;
 using rpctest::Server;
+using measuretest::bad_kernel;
+using measuretest::matmul64;
 
 namespace {
 
-std::shared_ptr<const workload::Workload> matmul64() {
-  static auto w = std::make_shared<const workload::Workload>(workload::from_spec("matmul:M=64,N=64,K=64"));
-  return w;
-}
-
-MeasureOptions quick_options() {
-  MeasureOptions o;
-  o.min_repeats = 3;
-  o.min_time_s = 0;
-  o.run_timeout_s = 2;
-  o.memory_limit_mb = 1024;
-  o.threads = 1;
-  return o;
-}
-
-BuildResult bad_kernel(const std::string& name) {
-  BuildResult b;
-  b.artifact_path = TESSEL_BAD_KERNELS;
-  b.function_name = name;
-  return b;
-}
+MeasureOptions quick_options() { return measuretest::quick_options(1); }
 
 /** A tracker and n workers of key "cpu" on 127.0.0.1, all with the same token. */
 struct Cluster {
@@ -91,6 +76,27 @@ void good_batch(int n, std::vector<MeasureInput>* in, std::vector<BuildResult>* 
   for (int i = 0; i < n; ++i) {
     in->push_back({matmul64(), {}});
     b->push_back(bad_kernel("good"));
+  }
+}
+
+/** Measures 8 good candidates (each timed for at least min_time_s) and calls fault() once `after` results
+ *  arrived, while the others are being measured. Every candidate must still come back measured. */
+void run_through_fault(Runner& runner, rpc::RpcRunnerStats& stats, MeasureOptions opt, int after,
+                       const std::function<void()>& fault) {
+  opt.max_repeats = 1000000;  // min_time_s decides how long a candidate takes
+  std::vector<MeasureInput> inputs;
+  std::vector<BuildResult> builds;
+  good_batch(8, &inputs, &builds);
+  std::vector<MeasureResult> r;
+  std::thread t([&] { r = runner.run(inputs, builds, opt, 0); });
+  bool reached = rpctest::poll_until([&] { return stats.measured >= after; }, 120);
+  if (reached) fault();
+  t.join();
+  REQUIRE(reached);
+  REQUIRE(r.size() == 8);
+  for (auto& x : r) {
+    INFO(x.error_message);
+    CHECK(x.ok());
   }
 }
 
@@ -168,21 +174,8 @@ TEST_CASE("rpc: a worker killed mid-measurement: its candidates are measured els
   auto runner = rpc::make_rpc_runner(p);
   MeasureOptions opt = quick_options();
   opt.min_time_s = 0.25;  // each candidate takes a quarter second: the kill lands mid-measurement
-  opt.max_repeats = 1000000;
-  std::vector<MeasureInput> inputs;
-  std::vector<BuildResult> builds;
-  good_batch(8, &inputs, &builds);
-  std::vector<MeasureResult> r;
-  std::thread t([&] { r = runner->run(inputs, builds, opt, 0); });
   // Both workers leased, and a few candidates measured: then one worker dies.
-  REQUIRE(rpctest::poll_until([&] { return p.stats->measured >= 2; }, 120));
-  c.workers[0]->stop(SIGKILL);
-  t.join();
-  REQUIRE(r.size() == 8);
-  for (auto& x : r) {
-    INFO(x.error_message);
-    CHECK(x.ok());
-  }
+  run_through_fault(*runner, *p.stats, opt, 2, [&] { c.workers[0]->stop(SIGKILL); });
   CHECK(p.stats->workers_lost >= 1);
   CHECK(p.stats->measured == 8);
   // The tracker forgets the dead worker; the survivor stays free.
@@ -203,25 +196,15 @@ TEST_CASE("rpc: a worker stopped (SIGSTOP) and resumed: tuning finishes and the 
   MeasureOptions opt = quick_options();
   opt.run_timeout_s = 1;
   opt.min_time_s = 0.2;
-  opt.max_repeats = 1000000;
-  std::vector<MeasureInput> inputs;
-  std::vector<BuildResult> builds;
-  good_batch(8, &inputs, &builds);
-  std::vector<MeasureResult> r;
-  std::thread t([&] { r = runner->run(inputs, builds, opt, 0); });
-  REQUIRE(rpctest::poll_until([&] { return p.stats->measured >= 1; }, 120));
-  c.workers[1]->signal(SIGSTOP);
-  t.join();
+  run_through_fault(*runner, *p.stats, opt, 1, [&] { c.workers[1]->signal(SIGSTOP); });
   c.workers[1]->signal(SIGCONT);
-  REQUIRE(r.size() == 8);
-  for (auto& x : r) {
-    INFO(x.error_message);
-    CHECK(x.ok());
-  }
   CHECK(p.stats->workers_lost >= 1);
   // Resumed, it registers again and measures the next batch with the other one.
   REQUIRE(rpctest::poll_until([&] { return rpctest::key_status(c.tracker->address(), c.sec, "cpu").free == 2; }, 60));
   auto lost_before = p.stats->workers_lost.load();
+  std::vector<MeasureInput> inputs;
+  std::vector<BuildResult> builds;
+  good_batch(8, &inputs, &builds);
   auto again = runner->run(inputs, builds, opt, 0);
   for (auto& x : again) CHECK(x.ok());
   CHECK(p.stats->workers_lost == lost_before);
@@ -233,18 +216,12 @@ TEST_CASE("rpc: the tracker restarted while workers and a tuner are connected", 
   auto runner = rpc::make_rpc_runner(p);
   MeasureOptions opt = quick_options();
   opt.min_time_s = 0.2;
-  opt.max_repeats = 1000000;
+  int port = c.tracker->port();
+  // The batch goes on with the workers it holds.
+  run_through_fault(*runner, *p.stats, opt, 1, [&] { c.tracker->stop(SIGKILL); });
   std::vector<MeasureInput> inputs;
   std::vector<BuildResult> builds;
   good_batch(8, &inputs, &builds);
-  std::vector<MeasureResult> r;
-  std::thread t([&] { r = runner->run(inputs, builds, opt, 0); });
-  REQUIRE(rpctest::poll_until([&] { return p.stats->measured >= 1; }, 120));
-  int port = c.tracker->port();
-  c.tracker->stop(SIGKILL);
-  t.join();  // the batch goes on with the workers it holds
-  REQUIRE(r.size() == 8);
-  for (auto& x : r) CHECK(x.ok());
   // The next batch waits (retrying) for the tracker; it comes back on the same port, workers re-register.
   std::vector<MeasureResult> r2;
   std::thread t2([&] { r2 = runner->run(inputs, builds, opt, 0); });
@@ -292,6 +269,12 @@ TEST_CASE("rpc: clients without the token are refused and nothing runs", "[rpc][
     CHECK(x.error_kind == MeasureErrorKind::kWorkerLost);
     CHECK_THAT(x.error_message, Catch::Contains("wrong token"));
   }
+  // Nothing was measured for the refused calls.
+  auto info_stub = rpc::proto::Worker::NewStub(rpc::make_channel(c.workers[0]->address(), c.sec, 8));
+  auto ctx = rpc::client_context(c.sec, 10);
+  rpc::proto::InfoReply info;
+  REQUIRE(info_stub->Info(ctx.get(), rpc::proto::InfoRequest(), &info).ok());
+  CHECK(info.measured() == 0);
   // With the right token the same worker measures.
   direct.security.token = c.sec.token;
   auto r3 = rpc::make_rpc_runner(direct)->run(inputs, builds, quick_options(), 0);
