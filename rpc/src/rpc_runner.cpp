@@ -63,6 +63,7 @@ struct Batch {
   std::vector<MeasureResult> results;
   std::vector<int> attempts;
   std::vector<std::string> lost_ids;
+  std::string last_lost;  // why the last worker was given up on
   tuner::MeasureOptions opt;
   double best = 0;
 };
@@ -92,6 +93,7 @@ class RpcRunner : public tuner::Runner {
       }
     }
     auto waiting_since = Clock::now();
+    int stalled_rounds = 0;
     while (!b.pending.empty()) {
       std::vector<Leased> workers = acquire(waiting_since);
       if (workers.empty()) {
@@ -104,7 +106,18 @@ class RpcRunner : public tuner::Runner {
         b.pending.clear();
         break;
       }
+      int64_t before = p_.stats->measured;
       run_round(workers, b);
+      // Rounds in which every worker was lost before measuring anything (dead workers that are still
+      // listed, or named with --worker) end the batch after max_attempts of them.
+      stalled_rounds = p_.stats->measured > before ? 0 : stalled_rounds + 1;
+      if (!b.pending.empty() && stalled_rounds >= p_.max_attempts) {
+        for (size_t i : b.pending)
+          b.results[i] = tuner::measure_error(MeasureErrorKind::kWorkerLost,
+                                              "every worker was lost in " + std::to_string(stalled_rounds) +
+                                                  " rounds in a row without measuring anything; last: " + b.last_lost);
+        b.pending.clear();
+      }
       if (!b.pending.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(200));
       waiting_since = Clock::now();
     }
@@ -244,6 +257,7 @@ class RpcRunner : public tuner::Runner {
       }
       ++p_.stats->workers_lost;
       b.lost_ids.push_back(w.worker_id);
+      b.last_lost = lost;
       if (++b.attempts[i] >= p_.max_attempts) {
         b.results[i] = tuner::measure_error(
             MeasureErrorKind::kWorkerLost,

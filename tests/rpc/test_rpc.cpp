@@ -280,3 +280,24 @@ TEST_CASE("rpc: clients without the token are refused and nothing runs", "[rpc][
   auto r3 = rpc::make_rpc_runner(direct)->run(inputs, builds, quick_options(), 0);
   for (auto& x : r3) CHECK(x.ok());
 }
+
+TEST_CASE("rpc: a --worker that never answers: every candidate is worker_lost and run() returns", "[rpc][faults]") {
+  std::string dir = rpctest::test_dir("noworker");
+  rpc::RpcRunnerParams p;
+  p.workers = {"127.0.0.1:1"};  // nothing listens on port 1
+  p.work_dir = dir;
+  p.keep_artifacts = true;
+  p.stats = std::make_shared<rpc::RpcRunnerStats>();
+  std::vector<MeasureInput> inputs;
+  std::vector<BuildResult> builds;
+  good_batch(5, &inputs, &builds);
+  auto r = rpc::make_rpc_runner(p)->run(inputs, builds, quick_options(), 0);
+  REQUIRE(r.size() == 5);
+  for (auto& x : r) {
+    CHECK(x.error_kind == MeasureErrorKind::kWorkerLost);
+    CHECK_THAT(x.error_message, Catch::Contains("127.0.0.1:1"));
+  }
+  CHECK(p.stats->measured == 0);
+  CHECK(p.stats->workers_lost == 3);  // three rounds without progress end the batch
+  std::filesystem::remove_all(dir);
+}

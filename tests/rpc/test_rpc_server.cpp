@@ -80,7 +80,7 @@ std::string mutated_request(std::mt19937_64& rng) {
 
 }  // namespace
 
-TEST_CASE("tracker: a queue per key, higher priority first, then first come; leases expire", "[rpc][tracker]") {
+TEST_CASE("tracker: a queue per key (higher priority first, then first come) and lease expiry", "[rpc][tracker]") {
   TrackerParams tp;
   tp.lease_s = 1;
   TrackerService t(tp);
@@ -284,7 +284,7 @@ TEST_CASE("rpc fuzz: random bytes through gRPC to a real worker and tracker", "[
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("rpc: mutual TLS; a client without a certificate is refused", "[rpc][security][tls]") {
+TEST_CASE("rpc: mutual TLS, and a client without a certificate is refused", "[rpc][security][tls]") {
   if (std::system("openssl version > /dev/null 2>&1") != 0) {
     WARN("openssl is not installed (scripts/setup installs it): TLS not tested");
     return;
