@@ -57,4 +57,15 @@ grep -q "records $measured (" "$dir/stats.log" || fail "not $measured records: $
 # The leases were released: both workers are free again.
 "$tessel" tracker status --tracker "$tracker" --token-file "$dir/token" | grep -Eq '^cpu +2 +0 +0' \
   || fail "workers not free after tuning"
+
+# A worker without a tracker, named directly with `tessel tune --worker`.
+"$tessel" worker --listen 127.0.0.1:0 --port-file "$dir/direct.port" --token-file "$dir/token" > "$dir/direct.log" 2>&1 &
+pids+=($!)
+wait_file "$dir/direct.port" || fail "the direct worker did not start"
+"$tessel" tune --workload matmul:M=64,N=64,K=64 --trials 4 --batch 4 --strategy random --db "$dir/direct.db" \
+  --worker "127.0.0.1:$(cat "$dir/direct.port")" --token-file "$dir/token" --threads 1 > "$dir/tune_direct.log" 2>&1 \
+  || fail "tessel tune --worker failed"
+measured=$(sed -n 's/remote measurement: \([0-9]*\) candidates.*/\1/p' "$dir/tune_direct.log")
+[ "${measured:-0}" -ge 4 ] || fail "fewer than 4 candidates measured by the direct worker"
+"$tessel" db stats --db "$dir/direct.db" | grep -q "records $measured (" || fail "not $measured records (direct)"
 echo "rpc cli test passed"
