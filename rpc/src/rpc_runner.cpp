@@ -62,6 +62,7 @@ struct Batch {
   std::vector<Job> jobs;
   std::vector<MeasureResult> results;
   std::vector<int> attempts;
+  std::vector<double> build_s;
   std::vector<std::string> lost_ids;
   std::string last_lost;  // why the last worker was given up on
   tuner::MeasureOptions opt;
@@ -85,6 +86,8 @@ class RpcRunner : public tuner::Runner {
     b.results.resize(inputs.size());
     b.jobs.resize(inputs.size());
     b.attempts.assign(inputs.size(), 0);
+    b.build_s.assign(inputs.size(), 0);
+    for (size_t i = 0; i < inputs.size() && i < builds.size(); ++i) b.build_s[i] = builds[i].build_s;
     for (size_t i = 0; i < inputs.size(); ++i) {
       try {
         prepare(i, inputs[i], i < builds.size() ? &builds[i] : nullptr, b);
@@ -251,8 +254,9 @@ class RpcRunner : public tuner::Runner {
       b.cv.notify_all();
       if (lost.empty()) {
         b.results[i] = std::move(r);
+        b.results[i].build_s = b.build_s[i];
         ++p_.stats->measured;
-        if (p_.on_result) p_.on_result(i, b.results[i]);
+        if (on_result_) on_result_(i, b.results[i]);
         continue;
       }
       ++p_.stats->workers_lost;
@@ -262,7 +266,8 @@ class RpcRunner : public tuner::Runner {
         b.results[i] = tuner::measure_error(
             MeasureErrorKind::kWorkerLost,
             "sent " + std::to_string(b.attempts[i]) + " times, the worker was lost each time; last: " + lost);
-        if (p_.on_result) p_.on_result(i, b.results[i]);
+        b.results[i].build_s = b.build_s[i];
+        if (on_result_) on_result_(i, b.results[i]);
       } else {
         ++p_.stats->retried;
         b.pending.push_front(i);

@@ -108,11 +108,11 @@ TEST_CASE("rpc: a tracker and two workers measure real candidates built with LLV
   p.keep_artifacts = false;
   std::vector<size_t> streamed;
   std::mutex mu;
-  p.on_result = [&](size_t i, const MeasureResult&) {
+  auto runner = rpc::make_rpc_runner(p);
+  runner->set_result_callback([&](size_t i, const MeasureResult&) {
     std::lock_guard<std::mutex> lk(mu);
     streamed.push_back(i);
-  };
-  auto runner = rpc::make_rpc_runner(p);
+  });
   auto builder = make_local_builder(c.dir + "/build", 2);
   schedule::Schedule s(matmul64()->outputs);
   auto names = s.leaf_names("C");

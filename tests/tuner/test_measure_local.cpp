@@ -130,8 +130,15 @@ TEST_CASE("local runner: crash / hang / memory exhaustion / wrong answers and th
   inputs.push_back({matmul64(), {}});
   builds.push_back(failed);
 
+  std::vector<std::pair<size_t, MeasureErrorKind>> streamed;  // what the result callback saw, in order
+  runner->set_result_callback([&](size_t i, const MeasureResult& m) { streamed.push_back({i, m.error_kind}); });
   auto r = runner->run(inputs, builds, opt, 0);
   REQUIRE(r.size() == kernels.size() + 1);
+  REQUIRE(streamed.size() == kernels.size());  // every measured candidate, not the build failure
+  for (size_t i = 0; i < streamed.size(); ++i) {
+    CHECK(streamed[i].first == i);
+    CHECK(streamed[i].second == r[i].error_kind);
+  }
   for (size_t i = 0; i < kernels.size(); ++i) {
     INFO(kernels[i] << ": " << records::error_kind_name(r[i].error_kind) << ": " << r[i].error_message);
     if (kernels[i] == "good") {

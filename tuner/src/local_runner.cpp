@@ -43,10 +43,12 @@ class LocalRunner : public Runner {
             r = measure_error(MeasureErrorKind::kWorkerLost, std::string("runner error: ") + e.what());
           }
           r.run_s = std::chrono::duration<double>(Clock::now() - t0).count();
+          r.build_s = b.build_s;
           if (!p_.keep_artifacts && !b.artifact_path.empty()) {
             std::error_code ec;
             fs::remove(b.artifact_path, ec);
           }
+          if (on_result_) on_result_(i, r);
         }
         r.build_s = b.build_s;
       }

@@ -2,7 +2,6 @@
 // key, or named directly), all workers in parallel, retrying a lost worker's candidates elsewhere.
 #pragma once
 #include <atomic>
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,11 +33,10 @@ struct RpcRunnerParams {
   bool keep_artifacts = false;      // false: delete each candidate's .so once it was measured
   int64_t max_message_mb = kDefaultMaxMessageMb;
   std::shared_ptr<RpcRunnerStats> stats;  // optional
-  /** Called (from a sending thread) as each candidate's result arrives: index into the batch. */
-  std::function<void(size_t index, const tuner::MeasureResult&)> on_result;
 };
 
-/** A Runner measuring on remote workers; results come back in input order. Never throws from run(). */
+/** A Runner measuring on remote workers; results come back in input order, and each to the runner's
+ *  result callback (Runner::set_result_callback) as it arrives. Never throws from run(). */
 std::unique_ptr<tuner::Runner> make_rpc_runner(const RpcRunnerParams& p);
 
 }  // namespace tessel::rpc
