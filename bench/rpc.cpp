@@ -3,9 +3,9 @@
 // One workload's candidates (random points of the default rule space, built once with LLVM) are
 // measured by the RPC runner on k `tessel worker`s of one tracker on 127.0.0.1 (k = 1, 2, 4), and by the
 // local runner for comparison. Each k gets a warm-up batch first (worker children started, references
-// sent), then the timed batch (3 times; the median). Kernels run on one thread each, so k workers can use k cores: on this
-// project's 2-core machines 4 workers share 2 cores and cannot scale past 2.
-// Reproduce: scripts/bench rpc [--candidates N] [--spec S] [--min-time S]
+// sent), then the timed batch (3 times; the median). Kernels run on one thread each, so k workers can use k cores: on
+// this project's 2-core machines 4 workers share 2 cores and cannot scale past 2. Reproduce: scripts/bench rpc
+// [--candidates N] [--spec S] [--min-time S]
 #include <algorithm>
 #include <boost/program_options.hpp>
 #include <chrono>
@@ -92,11 +92,11 @@ int main(int argc, char** argv) {
   opt.max_repeats = 1000000;  // min_time_s decides how long a candidate is timed
   opt.memory_limit_mb = 2048;
   auto builds = tuner::make_local_builder(dir + "/build", 0)->build(inputs, opt);
-  std::cout << "rpc: " << inputs.size() << " candidates of " << spec << " built; " << std::thread::hardware_concurrency()
-            << " cores here\n";
+  std::cout << "rpc: " << inputs.size() << " candidates of " << spec << " built; "
+            << std::thread::hardware_concurrency() << " cores here\n";
 
-  bench::Table table({"runner", "workers", "candidates", "ok", "seconds", "candidates_per_s", "vs_1_worker",
-                      "median_kernel_ms"});
+  bench::Table table(
+      {"runner", "workers", "candidates", "ok", "seconds", "candidates_per_s", "vs_1_worker", "median_kernel_ms"});
   double base = 0;
   {
     tuner::LocalRunnerParams lp;
@@ -123,8 +123,8 @@ int main(int argc, char** argv) {
     std::vector<std::unique_ptr<rpctest::Server>> workers;
     for (int i = 0; i < k; ++i) {
       workers.push_back(std::make_unique<rpctest::Server>(
-          std::vector<std::string>{TESSEL_RPC_WORKER_BINARY, "--tracker", tracker.address(), "--key", "cpu",
-                                   "--listen", "127.0.0.1:0", "--token-file", dir + "/token"},
+          std::vector<std::string>{TESSEL_RPC_WORKER_BINARY, "--tracker", tracker.address(), "--key", "cpu", "--listen",
+                                   "127.0.0.1:0", "--token-file", dir + "/token"},
           dir, "worker" + std::to_string(k) + "_" + std::to_string(i)));
       if (!workers.back()->start()) return 1;
     }

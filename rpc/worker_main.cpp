@@ -32,10 +32,14 @@ const char* kUsage =
 int main(int argc, char** argv) {
   tessel::rpc::WorkerParams p;
   std::map<std::string, std::string*> values = {
-      {"--tracker", &p.tracker},         {"--key", &p.key},
-      {"--listen", &p.listen},           {"--advertise", &p.advertise},
-      {"--port-file", &p.port_file},     {"--work-dir", &p.work_dir},
-      {"--tls-cert", &p.security.tls_cert}, {"--tls-key", &p.security.tls_key},
+      {"--tracker", &p.tracker},
+      {"--key", &p.key},
+      {"--listen", &p.listen},
+      {"--advertise", &p.advertise},
+      {"--port-file", &p.port_file},
+      {"--work-dir", &p.work_dir},
+      {"--tls-cert", &p.security.tls_cert},
+      {"--tls-key", &p.security.tls_key},
       {"--tls-ca", &p.security.tls_ca},
   };
   std::string token_file, max_mb;

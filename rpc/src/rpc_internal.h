@@ -76,8 +76,8 @@ class TrackerService final : public proto::Tracker::Service {
   TrackerParams p_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::map<std::string, Entry> workers_;                       // worker id -> entry
-  std::map<std::string, std::map<Waiter, int>> queues_;       // key -> waiting requests (ordered)
+  std::map<std::string, Entry> workers_;                 // worker id -> entry
+  std::map<std::string, std::map<Waiter, int>> queues_;  // key -> waiting requests (ordered)
   uint64_t next_seq_ = 1, next_lease_ = 1;
 };
 

@@ -73,7 +73,8 @@ class RpcRunner : public tuner::Runner {
  public:
   explicit RpcRunner(RpcRunnerParams p) : p_(std::move(p)), refs_(p_.work_dir) {
     if (!p_.stats) p_.stats = std::make_shared<RpcRunnerStats>();
-    if (!p_.tracker.empty()) tracker_ = proto::Tracker::NewStub(make_channel(p_.tracker, p_.security, p_.max_message_mb));
+    if (!p_.tracker.empty())
+      tracker_ = proto::Tracker::NewStub(make_channel(p_.tracker, p_.security, p_.max_message_mb));
   }
 
   std::vector<MeasureResult> run(const std::vector<tuner::MeasureInput>& inputs,
@@ -102,10 +103,9 @@ class RpcRunner : public tuner::Runner {
       if (workers.empty()) {
         for (size_t i : b.pending)
           b.results[i] = tuner::measure_error(
-              MeasureErrorKind::kWorkerLost, "no worker of key '" + p_.key + "' could be had within " +
-                                                 std::to_string(int(p_.wait_for_workers_s)) + " s (tracker " +
-                                                 p_.tracker + ")" +
-                                                 (last_tracker_error_.empty() ? "" : ": " + last_tracker_error_));
+              MeasureErrorKind::kWorkerLost,
+              "no worker of key '" + p_.key + "' could be had within " + std::to_string(int(p_.wait_for_workers_s)) +
+                  " s (tracker " + p_.tracker + ")" + (last_tracker_error_.empty() ? "" : ": " + last_tracker_error_));
         b.pending.clear();
         break;
       }
@@ -187,7 +187,8 @@ class RpcRunner : public tuner::Runner {
         if (!out.empty()) return out;
       } else {
         TESSEL_LOG(1) << "rpc runner: tracker " << p_.tracker << ": " << st.error_message() << " (retrying)\n";
-        if (st.error_code() == grpc::StatusCode::UNAUTHENTICATED || st.error_code() == grpc::StatusCode::INVALID_ARGUMENT) {
+        if (st.error_code() == grpc::StatusCode::UNAUTHENTICATED ||
+            st.error_code() == grpc::StatusCode::INVALID_ARGUMENT) {
           last_tracker_error_ = st.error_message();
           return out;
         }
@@ -310,8 +311,8 @@ class RpcRunner : public tuner::Runner {
           return "";
         }
         forget_refs(address);
-        return "worker " + address + ": " + st.error_message() + " (gRPC status " + std::to_string(int(st.error_code())) +
-               ")";
+        return "worker " + address + ": " + st.error_message() + " (gRPC status " +
+               std::to_string(int(st.error_code())) + ")";
       }
       if (reply.need_reference() && !with_ref) {
         with_ref = true;

@@ -63,7 +63,8 @@ grpc::Status TrackerService::do_register(const proto::RegisterRequest& r, proto:
 
 grpc::Status TrackerService::do_request(const proto::LeaseRequest& r, proto::LeaseReply* out,
                                         grpc::ServerContext* ctx) {
-  if (r.key().empty() || r.key().size() > 256) return {grpc::StatusCode::INVALID_ARGUMENT, "a lease request needs a key"};
+  if (r.key().empty() || r.key().size() > 256)
+    return {grpc::StatusCode::INVALID_ARGUMENT, "a lease request needs a key"};
   double wait_s = std::isfinite(r.wait_s()) ? std::clamp(r.wait_s(), 0.0, 3600.0) : 0.0;
   auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(wait_s));
   std::unique_lock<std::mutex> lk(mu_);
@@ -141,10 +142,12 @@ void TrackerService::do_status(proto::StatusReply* out) {
   }
 }
 
-grpc::Status TrackerService::Register(grpc::ServerContext* c, const proto::RegisterRequest* r, proto::RegisterReply* o) {
+grpc::Status TrackerService::Register(grpc::ServerContext* c, const proto::RegisterRequest* r,
+                                      proto::RegisterReply* o) {
   return authed(c, p_.security.token, [&] { return do_register(*r, o); });
 }
-grpc::Status TrackerService::RequestWorkers(grpc::ServerContext* c, const proto::LeaseRequest* r, proto::LeaseReply* o) {
+grpc::Status TrackerService::RequestWorkers(grpc::ServerContext* c, const proto::LeaseRequest* r,
+                                            proto::LeaseReply* o) {
   return authed(c, p_.security.token, [&] { return do_request(*r, o, c); });
 }
 grpc::Status TrackerService::Renew(grpc::ServerContext* c, const proto::RenewRequest* r, proto::RenewReply* o) {

@@ -70,7 +70,8 @@ proto::MeasureReply WorkerService::handle_checked(const proto::MeasureRequest& m
   }
   if (req.op != "measure") return protocol_error("op '" + req.op.substr(0, 64) + "' is not served over RPC", req.id);
   if (m.artifact().kind() != "so")
-    return protocol_error("artifact kind '" + m.artifact().kind().substr(0, 64) + "' is not supported (\"so\")", req.id);
+    return protocol_error("artifact kind '" + m.artifact().kind().substr(0, 64) + "' is not supported (\"so\")",
+                          req.id);
   if (m.artifact().data().empty()) return protocol_error("the artifact is empty", req.id);
   if (!m.reference().data().empty() && m.reference().kind() != "so")
     return protocol_error("reference kind '" + m.reference().kind().substr(0, 64) + "' is not supported", req.id);
@@ -82,7 +83,8 @@ proto::MeasureReply WorkerService::handle_checked(const proto::MeasureRequest& m
     if (!write_file(path, m.reference().data()))
       return reply_with(tuner::worker_error("worker_lost", "cannot write " + path), id);
     std::error_code ec;
-    if (auto it = refs_.find(req.ref_key); it != refs_.end()) fs::remove(it->second, ec);  // unlink: a mapped copy stays valid
+    if (auto it = refs_.find(req.ref_key); it != refs_.end())
+      fs::remove(it->second, ec);  // unlink: a mapped copy stays valid
     if (refs_.size() >= kMaxReferences && !refs_.count(req.ref_key)) {
       fs::remove(refs_.begin()->second, ec);
       refs_.erase(refs_.begin());

@@ -16,9 +16,9 @@
 
 using namespace tessel;
 using namespace tessel::tuner;
-using rpctest::Server;
 using measuretest::bad_kernel;
 using measuretest::matmul64;
+using rpctest::Server;
 
 namespace {
 
@@ -34,8 +34,8 @@ struct Cluster {
   Cluster(const std::string& name, int n, std::vector<std::string> tracker_flags = {}) : dir(rpctest::test_dir(name)) {
     sec.token = "s3cret-" + name;
     std::ofstream(dir + "/token") << sec.token << "\n";
-    std::vector<std::string> t = {TESSEL_BIN, "tracker", "--listen", "127.0.0.1:0", "--token-file", dir + "/token",
-                                  "--heartbeat-s", "0.5", "--worker-timeout-s", "4"};
+    std::vector<std::string> t = {TESSEL_BIN,     "tracker",       "--listen", "127.0.0.1:0",        "--token-file",
+                                  dir + "/token", "--heartbeat-s", "0.5",      "--worker-timeout-s", "4"};
     t.insert(t.end(), tracker_flags.begin(), tracker_flags.end());
     tracker = std::make_unique<Server>(t, dir, "tracker");
     REQUIRE(tracker->start());
@@ -44,11 +44,11 @@ struct Cluster {
   }
   Server& add_worker() {
     int i = int(workers.size());
-    workers.push_back(std::make_unique<Server>(
-        std::vector<std::string>{TESSEL_RPC_WORKER_BINARY, "--tracker", tracker->address(), "--key", "cpu", "--listen",
-                                 "127.0.0.1:0", "--token-file", dir + "/token", "--work-dir",
-                                 dir + "/w" + std::to_string(i)},
-        dir, "worker" + std::to_string(i)));
+    workers.push_back(
+        std::make_unique<Server>(std::vector<std::string>{TESSEL_RPC_WORKER_BINARY, "--tracker", tracker->address(),
+                                                          "--key", "cpu", "--listen", "127.0.0.1:0", "--token-file",
+                                                          dir + "/token", "--work-dir", dir + "/w" + std::to_string(i)},
+                                 dir, "worker" + std::to_string(i)));
     REQUIRE(workers.back()->start());
     return *workers.back();
   }
@@ -118,7 +118,9 @@ TEST_CASE("rpc: a tracker and two workers measure real candidates built with LLV
   auto names = s.leaf_names("C");
   auto [io, ii] = s.split("C", names[0], 8);
   s.parallel("C", io);
-  std::vector<MeasureInput> inputs = {{matmul64(), {}}, {matmul64(), s.trace()}, {matmul64(), {}},
+  std::vector<MeasureInput> inputs = {{matmul64(), {}},
+                                      {matmul64(), s.trace()},
+                                      {matmul64(), {}},
                                       {matmul64(), {schedule::SplitStep{"C", "no_such_axis", 4, false}}}};
   MeasureOptions opt = quick_options();
   auto builds = builder->build(inputs, opt);
@@ -143,7 +145,8 @@ TEST_CASE("rpc: crash / hang / memory exhaustion / wrong answers are recorded wi
   auto runner = rpc::make_rpc_runner(p);
   MeasureOptions opt = quick_options();
   opt.run_timeout_s = 1;
-  std::vector<std::string> kernels = {"good", "segv", "good", "hang", "good", "oom", "wrong", "nowrite", "fail", "good"};
+  std::vector<std::string> kernels = {"good", "segv",  "good",    "hang", "good",
+                                      "oom",  "wrong", "nowrite", "fail", "good"};
   std::vector<MeasureInput> inputs;
   std::vector<BuildResult> builds;
   for (auto& k : kernels) {
@@ -187,8 +190,7 @@ TEST_CASE("rpc: a worker killed mid-measurement: its candidates are measured els
       60));
 }
 
-TEST_CASE("rpc: a worker stopped (SIGSTOP) and resumed: tuning finishes and the worker comes back",
-          "[rpc][faults]") {
+TEST_CASE("rpc: a worker stopped (SIGSTOP) and resumed: tuning finishes and the worker comes back", "[rpc][faults]") {
   Cluster c("stopped", 2);
   auto p = c.runner_params();
   p.call_slack_s = 3;  // a call waits 2 x 1 s + 3 s before its worker counts as lost

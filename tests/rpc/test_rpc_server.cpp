@@ -53,8 +53,8 @@ std::string mutated_request(std::mt19937_64& rng) {
                       {"args", {{{"name", "A"}, {"shape", {64, 64}}, {"dtype", "float32"}, {"output", false}}}},
                       {"options", {{"run_timeout_s", 1}, {"memory_limit_mb", 512}, {"min_time_s", 0}}},
                       {"best_so_far_s", 0}};
-  const std::vector<nlohmann::json> odd = {nullptr, -1, 1e308, "x", nlohmann::json::array(), nlohmann::json::object(),
-                                           true, std::string(300, 'a'), 99};
+  const std::vector<nlohmann::json> odd = {
+      nullptr, -1, 1e308, "x", nlohmann::json::array(), nlohmann::json::object(), true, std::string(300, 'a'), 99};
   const char* fields[] = {"version", "id", "op", "function", "reference", "args", "options", "best_so_far_s"};
   std::string s;
   switch (rng() % 4) {
@@ -153,8 +153,7 @@ TEST_CASE("tracker: a queue per key (higher priority first, then first come) and
   CHECK(none.leases_size() == 0);
 }
 
-TEST_CASE("rpc fuzz: hostile requests to the handlers get errors and the servers keep working",
-          "[rpc][fuzz]") {
+TEST_CASE("rpc fuzz: hostile requests to the handlers get errors and the servers keep working", "[rpc][fuzz]") {
   std::mt19937_64 rng(std::random_device{}());
   uint64_t seed = rng();
   INFO("seed " << seed);
@@ -244,9 +243,9 @@ TEST_CASE("rpc fuzz: random bytes through gRPC to a real worker and tracker", "[
   uint64_t seed = rng();
   INFO("seed " << seed);
   rng.seed(seed);
-  const char* methods[] = {"/tessel.rpc.proto.Worker/Measure", "/tessel.rpc.proto.Worker/Info",
-                           "/tessel.rpc.proto.Tracker/Register", "/tessel.rpc.proto.Tracker/RequestWorkers",
-                           "/tessel.rpc.proto.Tracker/Release", "/tessel.rpc.proto.Tracker/Status",
+  const char* methods[] = {"/tessel.rpc.proto.Worker/Measure",     "/tessel.rpc.proto.Worker/Info",
+                           "/tessel.rpc.proto.Tracker/Register",   "/tessel.rpc.proto.Tracker/RequestWorkers",
+                           "/tessel.rpc.proto.Tracker/Release",    "/tessel.rpc.proto.Tracker/Status",
                            "/tessel.rpc.proto.Worker/NoSuchMethod"};
   auto wch = make_channel(worker.address(), sec, 8), tch = make_channel(tracker.address(), sec, 8);
   grpc::GenericStub wstub(wch), tstub(tch);
@@ -262,8 +261,9 @@ TEST_CASE("rpc fuzz: random bytes through gRPC to a real worker and tracker", "[
     grpc::ByteBuffer req(&slice, 1), resp;
     auto ctx = client_context(rng() % 8 ? sec : Security(), 2);
     std::promise<grpc::Status> done;
-    (to_worker ? wstub : tstub).UnaryCall(ctx.get(), method, grpc::StubOptions(), &req, &resp,
-                                          [&](grpc::Status s) { done.set_value(s); });
+    (to_worker ? wstub : tstub).UnaryCall(ctx.get(), method, grpc::StubOptions(), &req, &resp, [&](grpc::Status s) {
+      done.set_value(s);
+    });
     grpc::Status s = done.get_future().get();
     ++calls;
     if (big && to_worker && s.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) ++refused_big;
@@ -291,12 +291,13 @@ TEST_CASE("rpc: mutual TLS, and a client without a certificate is refused", "[rp
     return;
   }
   std::string dir = rpctest::test_dir("tls");
-  std::string gen = "cd " + dir +
-                    " && openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 2 -subj /CN=tessel-ca "
-                    "&& printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\\n' > san.ext "
-                    "&& for n in server client; do openssl req -newkey rsa:2048 -nodes -keyout $n.key -out $n.csr "
-                    "-subj /CN=$n && openssl x509 -req -in $n.csr -CA ca.pem -CAkey ca.key -CAcreateserial "
-                    "-out $n.pem -days 2 -extfile san.ext || exit 1; done > openssl.log 2>&1";
+  std::string gen =
+      "cd " + dir +
+      " && openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 2 -subj /CN=tessel-ca "
+      "&& printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\\n' > san.ext "
+      "&& for n in server client; do openssl req -newkey rsa:2048 -nodes -keyout $n.key -out $n.csr "
+      "-subj /CN=$n && openssl x509 -req -in $n.csr -CA ca.pem -CAkey ca.key -CAcreateserial "
+      "-out $n.pem -days 2 -extfile san.ext || exit 1; done > openssl.log 2>&1";
   REQUIRE(std::system(gen.c_str()) == 0);
   Server tracker({TESSEL_BIN, "tracker", "--listen", "127.0.0.1:0", "--tls-cert", dir + "/server.pem", "--tls-key",
                   dir + "/server.key", "--tls-ca", dir + "/ca.pem"},

@@ -61,7 +61,8 @@ class LocalRunner : public Runner {
   MeasureResult measure_one(const MeasureInput& in, const BuildResult& b, const MeasureOptions& opt, double best) {
     if (!in.workload) return measure_error(MeasureErrorKind::kWorkerLost, "the measure input has no workload");
     const BuildResult& ref = refs_.get(*in.workload);
-    if (ref.error_kind != MeasureErrorKind::kNone) return measure_error(MeasureErrorKind::kWorkerLost, ref.error_message);
+    if (ref.error_kind != MeasureErrorKind::kNone)
+      return measure_error(MeasureErrorKind::kWorkerLost, ref.error_message);
     return measure_result_from(child_.measure(make_measure_request(*in.workload, b, ref, opt, best)));
   }
 

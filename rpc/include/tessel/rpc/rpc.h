@@ -10,10 +10,10 @@ namespace tessel::rpc {
 
 /** Authentication of tracker, worker and tuner: a shared secret, mutual TLS, or both. */
 struct Security {
-  std::string token;    // shared secret sent as call metadata "x-tessel-token" ("" = none)
-  std::string tls_cert;  // PEM certificate chain of this side (file path)
-  std::string tls_key;   // PEM private key of this side (file path)
-  std::string tls_ca;    // PEM CA certificates the peer's certificate must chain to (file path)
+  std::string token;                   // shared secret sent as call metadata "x-tessel-token" ("" = none)
+  std::string tls_cert;                // PEM certificate chain of this side (file path)
+  std::string tls_key;                 // PEM private key of this side (file path)
+  std::string tls_ca;                  // PEM CA certificates the peer's certificate must chain to (file path)
   bool allow_unauthenticated = false;  // servers: listen beyond loopback with neither token nor TLS
   bool tls() const { return !tls_cert.empty() || !tls_key.empty() || !tls_ca.empty(); }
   /** Checks that TLS settings are complete and readable; throws UserError naming the flag. */
@@ -32,9 +32,9 @@ struct TrackerParams {
   std::string listen = "0.0.0.0:9190";  // ADDR:PORT; port 0 = any free port
   std::string port_file;                // write the chosen port here once listening
   Security security;
-  double lease_s = 30;            // a lease expires this long after its grant or last renewal
-  double heartbeat_s = 2;         // workers are told to re-register this often
-  double worker_timeout_s = 10;   // a worker silent this long is dropped
+  double lease_s = 30;           // a lease expires this long after its grant or last renewal
+  double heartbeat_s = 2;        // workers are told to re-register this often
+  double worker_timeout_s = 10;  // a worker silent this long is dropped
   int64_t max_message_mb = kDefaultMaxMessageMb;
 };
 /** Serves until SIGINT or SIGTERM; returns the exit code. */
@@ -42,13 +42,13 @@ int serve_tracker(const TrackerParams& p);
 
 /** Settings of `tessel worker` (the tessel-rpc-worker executable). */
 struct WorkerParams {
-  std::string tracker;                // HOST:PORT of the tracker ("" = serve directly, no registration)
-  std::string key = "default";        // device key tuners ask for
-  std::string listen = "0.0.0.0:0";   // ADDR:PORT; port 0 = any free port
-  std::string advertise;              // HOST:PORT tuners use to reach this worker ("" = from listen)
-  std::string port_file;              // write the chosen port here once listening
-  std::string work_dir;               // received artifacts are written here ("" = a new temp dir)
-  std::string worker_path;            // tessel-worker binary ("" = next to this executable)
+  std::string tracker;               // HOST:PORT of the tracker ("" = serve directly, no registration)
+  std::string key = "default";       // device key tuners ask for
+  std::string listen = "0.0.0.0:0";  // ADDR:PORT; port 0 = any free port
+  std::string advertise;             // HOST:PORT tuners use to reach this worker ("" = from listen)
+  std::string port_file;             // write the chosen port here once listening
+  std::string work_dir;              // received artifacts are written here ("" = a new temp dir)
+  std::string worker_path;           // tessel-worker binary ("" = next to this executable)
   Security security;
   int64_t max_message_mb = kDefaultMaxMessageMb;
 };
