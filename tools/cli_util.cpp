@@ -14,4 +14,27 @@ bool parse_args(const boost::program_options::options_description& desc, const s
   return true;
 }
 
+void SecurityFlags::add_to(boost::program_options::options_description& desc, bool server) {
+  namespace po = boost::program_options;
+  desc.add_options()("token-file", po::value<std::string>(&token_file),
+                     "shared secret (first line of the file); tracker, workers and tuners use the same")(
+      "tls-cert", po::value<std::string>(&tls_cert), "TLS: this side's PEM certificate")(
+      "tls-key", po::value<std::string>(&tls_key), "TLS: this side's PEM private key")(
+      "tls-ca", po::value<std::string>(&tls_ca), "TLS: PEM CA that the peer's certificate must chain to");
+  if (server)
+    desc.add_options()("allow-unauthenticated", po::bool_switch(&allow_unauthenticated),
+                       "listen beyond 127.0.0.1 with neither token nor TLS");
+}
+
+rpc::Security SecurityFlags::load() const {
+  rpc::Security s;
+  if (!token_file.empty()) s.token = rpc::read_token_file(token_file);
+  s.tls_cert = tls_cert;
+  s.tls_key = tls_key;
+  s.tls_ca = tls_ca;
+  s.allow_unauthenticated = allow_unauthenticated;
+  s.validate();
+  return s;
+}
+
 }  // namespace tessel::tools

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "tessel/rpc/rpc.h"
 #include "tessel/workload/workload.h"
 
 namespace tessel::tools {
@@ -12,5 +13,15 @@ namespace tessel::tools {
  *  when --help was given; the help has then been printed and the command should exit 0. */
 bool parse_args(const boost::program_options::options_description& desc, const std::vector<std::string>& args,
                 boost::program_options::variables_map& vm);
+
+/** The security flags of tracker, worker and tune (--token-file, --tls-cert, --tls-key, --tls-ca). */
+struct SecurityFlags {
+  std::string token_file, tls_cert, tls_key, tls_ca;
+  bool allow_unauthenticated = false;
+  /** Adds the flags to desc (with --allow-unauthenticated when server is true). */
+  void add_to(boost::program_options::options_description& desc, bool server);
+  /** Reads the token file and checks the TLS files; throws UserError naming the flag. */
+  rpc::Security load() const;
+};
 
 }  // namespace tessel::tools

@@ -33,4 +33,10 @@ int run_report(const std::vector<std::string>& args);
 /** `tessel costmodel train | eval`: learned cost models from tuning databases. */
 int run_costmodel(const std::vector<std::string>& args);
 
+/** `tessel tracker` (and `tessel tracker status`): leases remote workers to tuners by device key. */
+int run_tracker(const std::vector<std::string>& args);
+
+/** `tessel worker`: a remote measurement worker (runs the small tessel-rpc-worker executable). */
+int run_worker(const std::vector<std::string>& args);
+
 }  // namespace tessel::tools

@@ -20,6 +20,10 @@ const Subcommand kSubcommands[] = {
      tessel::tools::run_costmodel},
     {"db", "inspect a tuning database: list, best, show, export, import, distill, stats, why", tessel::tools::run_db},
     {"compile", "build a workload with its best tuning record into NAME.o, NAME.so, NAME.h", tessel::tools::run_compile},
+    {"tracker", "lease remote measurement workers to tuners by device key; 'tracker status' lists them",
+     tessel::tools::run_tracker},
+    {"worker", "measure candidates for remote tuners on this machine (registers with a tracker)",
+     tessel::tools::run_worker},
     {"report", "one self-contained HTML page of a tuning database: tuning curves, errors, best traces",
      tessel::tools::run_report},
 };

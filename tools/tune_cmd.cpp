@@ -9,6 +9,7 @@
 
 #include "cli_util.h"
 #include "subcommand.h"
+#include "tessel/rpc/rpc_runner.h"
 #include "tessel/support/error.h"
 #include "tessel/tuner/tuner.h"
 #include "tessel/workload/network.h"
@@ -50,6 +51,8 @@ std::string fmt_latency(double s) {
 int run_tune(const std::vector<std::string>& args) {
   tuner::TuneOptions o;
   std::string spec, te_file, network, json_path, time_str;
+  rpc::RpcRunnerParams remote;
+  SecurityFlags sec;
   po::options_description desc(
       "tessel tune: search for fast schedules and record every measurement\n\n"
       "  tessel tune --workload matmul:M=512,N=512,K=512 --trials 200 --db tessel.db\n"
@@ -74,7 +77,14 @@ int run_tune(const std::vector<std::string>& args) {
       "threads", po::value<int>(&o.measure.threads)->default_value(0), "threads of the measured kernels (0 = all)")(
       "repeats", po::value<int>(&o.measure.min_repeats)->default_value(3), "timed runs per candidate, at least")(
       "flush-cache", po::bool_switch(&o.measure.flush_cache), "flush the cache between timed runs")(
-      "json", po::value<std::string>(&json_path), "write the summary as JSON here");
+      "json", po::value<std::string>(&json_path), "write the summary as JSON here")(
+      "tracker", po::value<std::string>(&remote.tracker), "measure on remote workers leased from this tracker (HOST:PORT)")(
+      "key", po::value<std::string>(&remote.key)->default_value("default"), "device key of the remote workers")(
+      "worker", po::value<std::vector<std::string>>(&remote.workers)->composing(),
+      "measure on this remote worker (HOST:PORT, repeatable; no tracker)")(
+      "priority", po::value<int>(&remote.priority)->default_value(0), "priority of this tuner's lease requests")(
+      "max-workers", po::value<int>(&remote.max_workers)->default_value(0), "remote workers used at once (0 = all free)");
+  sec.add_to(desc, false);
   po::variables_map vm;
   if (parse_args(desc, args, vm)) return 0;
   TESSEL_CHECK(int(!spec.empty()) + int(!te_file.empty()) + int(!network.empty()) == 1)
@@ -87,6 +97,17 @@ int run_tune(const std::vector<std::string>& args) {
     auto w = std::make_shared<workload::Workload>(spec.empty() ? workload::from_te_file(te_file)
                                                                : workload::from_spec(spec));
     o.tasks.push_back({w, 1, w->spec});
+  }
+  TESSEL_CHECK(remote.tracker.empty() || remote.workers.empty()) << "give --tracker or --worker, not both";
+  bool use_rpc = !remote.tracker.empty() || !remote.workers.empty();
+  if (use_rpc) {
+    remote.security = sec.load();
+    remote.stats = std::make_shared<rpc::RpcRunnerStats>();
+    o.make_runner = [remote](const std::string& work_dir) {
+      rpc::RpcRunnerParams p = remote;
+      p.work_dir = work_dir;
+      return rpc::make_rpc_runner(p);
+    };
   }
   bool tty = isatty(fileno(stderr));
   auto progress = [&](const tuner::TuneSummary& s, double eta) {
@@ -110,6 +131,11 @@ int run_tune(const std::vector<std::string>& args) {
   std::printf("\n%lld trials in %.1f s%s; estimated latency %s; database %s\n", (long long)s.total_trials, s.wall_s,
               s.stopped_by_time ? " (time budget reached)" : "", fmt_latency(s.estimated_latency_s).c_str(),
               o.db_path.c_str());
+  if (use_rpc)
+    std::printf("remote measurement: %lld candidates measured by workers, %lld resent after a lost worker, %lld "
+                "workers lost\n",
+                (long long)remote.stats->measured, (long long)remote.stats->retried,
+                (long long)remote.stats->workers_lost);
   if (!json_path.empty()) {
     std::ofstream os(json_path);
     TESSEL_CHECK(bool(os)) << "cannot write " << json_path;

@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "subprocess.h"
+#include "tuner/measure_test_util.h"
 #include "tessel/schedule/schedule.h"
 #include "tessel/tuner/measure.h"
 #include "tessel/tuner/worker_protocol.h"
@@ -15,13 +16,9 @@
 using namespace tessel;
 using namespace tessel::tuner;
 namespace fs = std::filesystem;
+using namespace measuretest;
 
 namespace {
-
-std::shared_ptr<const workload::Workload> matmul64() {
-  static auto w = std::make_shared<const workload::Workload>(workload::from_spec("matmul:M=64,N=64,K=64"));
-  return w;
-}
 
 std::string work_dir(const std::string& name) {
   fs::path p = fs::temp_directory_path() / ("tessel_test_measure_" + std::to_string(getpid()) + "_" + name);
@@ -53,24 +50,6 @@ std::vector<schedule::Step> unrolled_trace() {
   s.unroll("C", t[2]);
   s.vectorize("C", t[3]);
   return via_json(s);
-}
-
-MeasureOptions quick_options() {
-  MeasureOptions o;
-  o.min_repeats = 3;
-  o.min_time_s = 0;
-  o.run_timeout_s = 2;
-  o.memory_limit_mb = 1024;
-  o.threads = 2;
-  return o;
-}
-
-/** A "built" candidate that is one of the hand-made kernels. */
-BuildResult bad_kernel(const std::string& name) {
-  BuildResult b;
-  b.artifact_path = TESSEL_BAD_KERNELS;
-  b.function_name = name;  // the runner calls NAME_packed
-  return b;
 }
 
 }  // namespace
@@ -151,8 +130,15 @@ TEST_CASE("local runner: crash / hang / memory exhaustion / wrong answers and th
   inputs.push_back({matmul64(), {}});
   builds.push_back(failed);
 
+  std::vector<std::pair<size_t, MeasureErrorKind>> streamed;  // what the result callback saw, in order
+  runner->set_result_callback([&](size_t i, const MeasureResult& m) { streamed.push_back({i, m.error_kind}); });
   auto r = runner->run(inputs, builds, opt, 0);
   REQUIRE(r.size() == kernels.size() + 1);
+  REQUIRE(streamed.size() == kernels.size());  // every measured candidate, not the build failure
+  for (size_t i = 0; i < streamed.size(); ++i) {
+    CHECK(streamed[i].first == i);
+    CHECK(streamed[i].second == r[i].error_kind);
+  }
   for (size_t i = 0; i < kernels.size(); ++i) {
     INFO(kernels[i] << ": " << records::error_kind_name(r[i].error_kind) << ": " << r[i].error_message);
     if (kernels[i] == "good") {

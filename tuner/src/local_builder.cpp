@@ -21,6 +21,7 @@
 
 #include "measure_internal.h"
 #include "subprocess.h"
+#include "worker_child.h"
 #include "tessel/records/record.h"
 #include "tessel/codegen/aot.h"
 #include "tessel/codegen/target.h"
@@ -72,20 +73,13 @@ BuildResult compile(const schedule::Schedule& s, const workload::Workload& w, co
   return r;
 }
 
-// The tessel-builder binary, or "" when it cannot be found.
+// The tessel-builder binary ($TESSEL_BUILDER, next to this executable, the build tree's), or "".
 std::string find_builder() {
-  auto usable = [](const std::string& p) { return !p.empty() && access(p.c_str(), X_OK) == 0; };
-  if (const char* env = std::getenv("TESSEL_BUILDER")) return usable(env) ? env : "";
-  std::error_code ec;
-  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    std::string next = (self.parent_path() / "tessel-builder").string();
-    if (usable(next)) return next;
-  }
-#ifdef TESSEL_BUILDER_BUILD_PATH
-  if (usable(TESSEL_BUILDER_BUILD_PATH)) return TESSEL_BUILDER_BUILD_PATH;
+#ifndef TESSEL_BUILDER_BUILD_PATH
+#define TESSEL_BUILDER_BUILD_PATH ""
 #endif
-  return "";
+  std::string p = find_sibling_binary("tessel-builder", "TESSEL_BUILDER", TESSEL_BUILDER_BUILD_PATH);
+  return !p.empty() && access(p.c_str(), X_OK) == 0 ? p : "";
 }
 
 // Builds one candidate in a tessel-builder process with a hard time limit.

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <mutex>
 #include <random>
 #include <thread>
 #include <unistd.h>
@@ -245,10 +246,13 @@ class Tuning {
     std::vector<MeasureInput> inputs;
     for (auto& c : cands) inputs.push_back({r.task.workload, c.trace});
     std::vector<BuildResult> builds = builder_->build(inputs, o_.measure);
-    std::vector<MeasureResult> results = runner_->run(inputs, builds, o_.measure, r.state.best_latency_s);
-    std::vector<double> thr;
-    for (size_t i = 0; i < cands.size(); ++i) {
-      const MeasureResult& m = results[i];
+    // Each result is recorded as soon as the runner hands it over (a remote runner does so as workers
+    // answer), the rest once run() returns: a tuner stopped mid-batch keeps what was measured.
+    std::vector<char> recorded(cands.size(), 0);
+    std::mutex record_mu;
+    auto record = [&](size_t i, const MeasureResult& m) {
+      std::lock_guard<std::mutex> lk(record_mu);
+      if (i >= cands.size() || recorded[i]) return;
       records::TuningRecord rec;
       rec.workload_key = r.task.workload->key;
       rec.target = target_;
@@ -263,9 +267,18 @@ class Tuning {
       rec.run_settings = o_.measure.to_json();
       rec.run_id = run_id_;
       db_->add_record(rec);
+      recorded[i] = 1;
+    };
+    runner_->set_result_callback(record);
+    std::vector<MeasureResult> results = runner_->run(inputs, builds, o_.measure, r.state.best_latency_s);
+    runner_->set_result_callback(nullptr);
+    std::vector<double> thr;
+    for (size_t i = 0; i < cands.size(); ++i) {
+      const MeasureResult& m = results[i];
+      record(i, m);
       ++r.state.trials;
       ++r.since_improvement;
-      if (m.ok()) note_best(r, m.median_s(), rec.trace);
+      if (m.ok()) note_best(r, m.median_s(), schedule::trace_to_json(cands[i].trace));
       else ++r.summary.errors[records::error_kind_name(m.error_kind)];
       thr.push_back(throughput(*r.task.workload, m.timed_s()));
     }

@@ -2,6 +2,7 @@
 // worker process (local child or remote worker) and returns times or an error kind. Nothing throws
 // across these interfaces: every outcome is a MeasureResult.
 #pragma once
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -76,6 +77,14 @@ class Runner {
   virtual std::vector<MeasureResult> run(const std::vector<MeasureInput>& inputs,
                                          const std::vector<BuildResult>& builds, const MeasureOptions& opt,
                                          double best_so_far_s) = 0;
+  /** Results as they finish: called with a candidate's index and final result before run() returns
+   *  (from any thread, one call at a time), so the tuner can record it at once. Runners that do not
+   *  call it (build errors are never passed) leave those results to run()'s return value. */
+  using ResultCallback = std::function<void(size_t index, const MeasureResult& result)>;
+  void set_result_callback(ResultCallback cb) { on_result_ = std::move(cb); }
+
+ protected:
+  ResultCallback on_result_;
 };
 
 /** Builds locally with LLVM on `jobs` threads (0 = hardware concurrency) into work_dir (created if

@@ -1,6 +1,6 @@
 // A child process spoken to line by line: its stdin and stdout are one end of a Unix socket pair (so a
 // write to a dead child gives EPIPE, never SIGPIPE), its stderr is inherited. Used by LocalRunner to
-// drive `tessel-worker --stdio`.
+// drive `tessel-worker --stdio` (through WorkerChild, shared with the RPC worker).
 #pragma once
 #include <sys/types.h>
 

@@ -1,0 +1,39 @@
+// Pieces every Runner shares (the local runner and the RPC runner): reference builds cached per
+// workload, the worker-protocol request of a built candidate, and a worker response as a MeasureResult.
+#pragma once
+#include <map>
+#include <string>
+
+#include "tessel/tuner/measure.h"
+#include "tessel/tuner/worker_protocol.h"
+
+namespace tessel::tuner {
+
+/** The reference build of each workload (ops::default_schedule), built once into work_dir; the files
+ *  are removed with this object. */
+class ReferenceBuilds {
+ public:
+  explicit ReferenceBuilds(std::string work_dir) : work_dir_(std::move(work_dir)) {}
+  ~ReferenceBuilds();
+  ReferenceBuilds(const ReferenceBuilds&) = delete;
+  ReferenceBuilds& operator=(const ReferenceBuilds&) = delete;
+  /** Builds (first time) and returns the reference of w; error_kind tells whether the build failed. */
+  const BuildResult& get(const workload::Workload& w);
+
+ private:
+  std::string work_dir_;
+  std::map<std::string, BuildResult> refs_;  // workload key -> reference build
+};
+
+/** The "measure" request of a built candidate b of workload w against its reference ref. */
+WorkerRequest make_measure_request(const workload::Workload& w, const BuildResult& b, const BuildResult& ref,
+                                   const MeasureOptions& opt, double best_so_far_s);
+
+/** A worker's response as a MeasureResult (unknown kinds and ok-without-times become worker_lost; times
+ *  are kept only for successes and early aborts). */
+MeasureResult measure_result_from(const WorkerResponse& resp);
+
+/** A MeasureResult holding only an error. */
+MeasureResult measure_error(MeasureErrorKind kind, std::string message);
+
+}  // namespace tessel::tuner

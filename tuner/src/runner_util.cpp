@@ -1,0 +1,65 @@
+// Pieces shared by the local and the RPC runner (tessel/tuner/runner_util.h).
+#include "tessel/tuner/runner_util.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "measure_internal.h"
+
+namespace tessel::tuner {
+
+namespace fs = std::filesystem;
+
+ReferenceBuilds::~ReferenceBuilds() {
+  std::error_code ec;
+  for (auto& [key, b] : refs_)
+    if (!b.artifact_path.empty()) fs::remove(b.artifact_path, ec);
+}
+
+const BuildResult& ReferenceBuilds::get(const workload::Workload& w) {
+  auto it = refs_.find(w.key);
+  if (it != refs_.end()) return it->second;
+  std::error_code ec;
+  fs::create_directories(work_dir_, ec);
+  std::string path =
+      (fs::path(work_dir_) / ("ref_" + detail::safe_key(w.key) + "_" + std::to_string(getpid()) + ".so")).string();
+  BuildResult r = build_reference(w, path, detail::kReferenceFunction);
+  return refs_.emplace(w.key, std::move(r)).first->second;
+}
+
+WorkerRequest make_measure_request(const workload::Workload& w, const BuildResult& b, const BuildResult& ref,
+                                   const MeasureOptions& opt, double best_so_far_s) {
+  WorkerRequest req;
+  req.op = "measure";
+  req.artifact = b.artifact_path;
+  req.function = (b.function_name.empty() ? detail::kCandidateFunction : b.function_name) + std::string("_packed");
+  req.ref_artifact = ref.artifact_path;
+  req.ref_function = ref.function_name + "_packed";
+  req.ref_key = w.key;
+  req.args = detail::worker_args(w);
+  req.options = opt.to_json();
+  req.best_so_far_s = best_so_far_s;
+  return req;
+}
+
+MeasureResult measure_error(MeasureErrorKind kind, std::string message) {
+  MeasureResult r;
+  r.error_kind = kind;
+  r.error_message = std::move(message);
+  return r;
+}
+
+MeasureResult measure_result_from(const WorkerResponse& resp) {
+  auto kind = records::error_kind_from_name(resp.error_kind);
+  MeasureResult r;
+  r.error_kind = kind ? *kind : MeasureErrorKind::kWorkerLost;
+  r.error_message = kind ? resp.message : "unknown error kind '" + resp.error_kind + "': " + resp.message;
+  r.run_times_s = resp.times;
+  if (r.error_kind == MeasureErrorKind::kNone && r.run_times_s.empty())
+    return measure_error(MeasureErrorKind::kWorkerLost, "tessel-worker returned no run times");
+  if (r.error_kind != MeasureErrorKind::kNone && r.error_kind != MeasureErrorKind::kEarlyAborted) r.run_times_s.clear();
+  return r;
+}
+
+}  // namespace tessel::tuner
