@@ -7,7 +7,7 @@ root="$1"
 build="$2"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-"$root/scripts/bundle" --build "$build" -o "$tmp/t.tar.xz"
+"$root/scripts/bundle" --build "$build" --fast -o "$tmp/t.tar.xz"
 mkdir "$tmp/x"
 tar -C "$tmp/x" -xJf "$tmp/t.tar.xz"
 dir="$(echo "$tmp"/x/tessel-*)"
@@ -28,4 +28,9 @@ echo "$pong" | grep -q '"message":"pong"' || fail "tessel-worker ping answered '
 echo "$pong" | grep -q '"id":7' || fail "tessel-worker ping answered '$pong'"
 env -i "$dir/bin/tessel" workloads >/dev/null 2>&1 || env -i "$dir/bin/tessel" --help >/dev/null || fail "tessel --help failed"
 st="$(env -i "$dir/bin/tessel-gpu-selftest")" || fail "tessel-gpu-selftest failed: $st"
+# tessel tune from the bundle: candidates are linked with lib/libtessel_runtime.a and the system's c++.
+[ -f "$dir/lib/libtessel_runtime.a" ] || fail "lib/libtessel_runtime.a is missing from the bundle"
+tune="$(cd "$tmp" && env -i HOME="$tmp" PATH=/usr/bin:/bin "$dir/bin/tessel" tune --workload matmul:M=64,N=64,K=64 \
+        --trials 4 --db "$tmp/t.db" 2>&1)" || fail "tessel tune failed: $tune"
+echo "$tune" | grep -q "estimated latency [0-9]" || fail "tessel tune from the bundle measured nothing: $tune"
 echo "bundle ok: $v; $(du -h "$tmp/t.tar.xz" | cut -f1); selftest: $(echo "$st" | tail -n 1)"

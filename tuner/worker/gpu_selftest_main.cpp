@@ -7,6 +7,8 @@
 //      after which the worker exits (code 4) instead of reusing the broken context
 //   3. --bench: times the tiled matmul (1024, 2048, 4096), softmax, row sum, conv2d NHWC and vector add
 //      through the worker (L2 flushed between repeats) and prints a table; --json FILE writes it.
+//   4. --measure DIR: the generated kernels listed in DIR/manifest.json (bench/gpu/gen_codegen_kernels.cpp),
+//      each checked against a naive reference kernel of this binary and timed; --measure-json FILE.
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -377,6 +379,64 @@ void bench(const std::string& worker, const std::string& dir, const std::string&
   if (!json_path.empty()) std::ofstream(json_path) << out.dump(1) << "\n";
 }
 
+// ---- 4. --measure DIR: generated kernels listed in DIR/manifest.json --------------------------------------
+
+/** Each manifest entry {name, group, ptx, args, reference (a launch of the selftest PTX), flop, bytes} is
+ *  measured through tessel-worker (launch read from the .json beside its .ptx); prints the best per group. */
+void measure_dir(const std::string& worker, const std::string& dir, const std::string& tmp, const std::string& ptx,
+                 const std::string& json_path) {
+  json manifest;
+  try {
+    manifest = json::parse(std::ifstream(dir + "/manifest.json"));
+  } catch (const std::exception& e) {
+    expect(false, "cannot read " + dir + "/manifest.json: " + e.what());
+    return;
+  }
+  std::vector<WorkerRequest> reqs;
+  int64_t id = 1;
+  for (auto& m : manifest) {
+    WorkerRequest r;
+    r.id = id++;
+    r.op = "measure";
+    r.artifact = dir + "/" + m["ptx"].get<std::string>();
+    r.artifact_kind = "ptx";
+    r.function = m["name"];
+    r.ref_artifact = ptx;
+    r.ref_artifact_kind = "ptx";
+    r.ref_launch = m["reference"];
+    r.ref_function = m["reference"]["entry"];
+    r.ref_key = m["group"];
+    for (auto& a : m["args"]) r.args.push_back({a["name"], a["shape"].get<std::vector<int64_t>>(), a["dtype"], a["output"]});
+    r.options = {{"warmup", 3},        {"min_repeats", 10},  {"max_repeats", 200}, {"min_time_s", 0.1},
+                 {"flush_cache", true}, {"run_timeout_s", 60}, {"seed", 21}};
+    reqs.push_back(std::move(r));
+  }
+  WorkerRun run = run_worker(worker, tmp, reqs, 540);
+  std::cout << "generated kernels through tessel-worker (" << dir << ", L2 flushed, median):\n";
+  std::printf("  %-28s %-28s %10s %10s %10s %s\n", "group", "kernel", "ms", "GFLOP/s", "GB/s", "outcome");
+  json out = json::array();
+  for (size_t i = 0; i < manifest.size(); ++i) {
+    auto& m = manifest[i];
+    const WorkerResponse* r = find(run, reqs[i].id);
+    std::string kind = r ? r->error_kind : "(no response)";
+    double t = r && kind == "none" ? median(r->times) : NAN;
+    double flop = m["flop"], bytes = m["bytes"];
+    std::printf("  %-28s %-28s %10.4f %10.1f %10.1f %s\n", m["group"].get<std::string>().c_str(),
+                m["name"].get<std::string>().c_str(), t * 1e3, flop / t * 1e-9, bytes / t * 1e-9,
+                kind == "none" ? "checked" : (kind + ": " + (r ? r->message.substr(0, 140) : "")).c_str());
+    expect(kind == "none", m["name"].get<std::string>() + " checked against the naive reference and timed");
+    out.push_back({{"name", m["name"]},
+                   {"group", m["group"]},
+                   {"median_s", kind == "none" ? json(t) : json(nullptr)},
+                   {"error_kind", kind},
+                   {"message", r ? r->message : ""},
+                   {"repeats", r ? r->times.size() : 0},
+                   {"flop", flop},
+                   {"bytes", bytes}});
+  }
+  if (!json_path.empty()) std::ofstream(json_path) << out.dump(1) << "\n";
+}
+
 std::string exe_dir() {
   char buf[4096];
   ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
@@ -389,7 +449,7 @@ std::string exe_dir() {
 
 int main(int argc, char** argv) {
   bool do_bench = false, require_gpu = false;
-  std::string worker = exe_dir() + "/tessel-worker", json_path, ptx_path;
+  std::string worker = exe_dir() + "/tessel-worker", json_path, ptx_path, measure, measure_json;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--bench")
@@ -402,11 +462,16 @@ int main(int argc, char** argv) {
       json_path = argv[++i];
     else if (a == "--ptx" && i + 1 < argc)
       ptx_path = argv[++i];
+    else if (a == "--measure" && i + 1 < argc)
+      measure = argv[++i];
+    else if (a == "--measure-json" && i + 1 < argc)
+      measure_json = argv[++i];
     else if (a == "--version") {
       std::cout << "tessel-gpu-selftest " << tessel::version() << "\n";
       return 0;
     } else {
-      std::cout << "Usage: tessel-gpu-selftest [--bench] [--json FILE] [--require-gpu] [--worker PATH] [--ptx FILE]\n";
+      std::cout << "Usage: tessel-gpu-selftest [--bench] [--json FILE] [--measure DIR [--measure-json FILE]] [--require-gpu]\n"
+                   "                           [--worker PATH] [--ptx FILE]\n";
       return a == "--help" ? 0 : 2;
     }
   }
@@ -431,6 +496,7 @@ int main(int argc, char** argv) {
   check_references(ptx);
   check_outcomes(worker, dir, ptx);
   if (do_bench) bench(worker, dir, ptx, json_path);
+  if (!measure.empty()) measure_dir(worker, measure, dir, ptx, measure_json);
   std::cout << (g_failures ? "FAILED: " + std::to_string(g_failures) + " check(s)\n" : "all GPU checks passed\n");
   return g_failures ? 1 : 0;
 }
