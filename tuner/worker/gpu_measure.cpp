@@ -109,20 +109,19 @@ class GpuRun {
     } catch (const std::invalid_argument& e) {
       throw Fail{reference ? "worker_lost" : "compile_error", what_ + " '" + path + "': " + e.what()};
     }
-    load_module(path);
-    bind_args();
-    check(d_.cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), "creating a stream");
-    check(d_.cuEventCreate(&ev_start_, CU_EVENT_DEFAULT), "creating an event");
-    check(d_.cuEventCreate(&ev_stop_, CU_EVENT_DEFAULT), "creating an event");
+    try {
+      load_module(path);
+      bind_args();
+      // A blocking stream: ordered with the synchronous copies and memsets on the legacy default stream.
+      check(d_.cuStreamCreate(&stream_, CU_STREAM_DEFAULT), "creating a stream");
+      check(d_.cuEventCreate(&ev_start_, CU_EVENT_DEFAULT), "creating an event");
+      check(d_.cuEventCreate(&ev_stop_, CU_EVENT_DEFAULT), "creating an event");
+    } catch (...) {
+      release();
+      throw;
+    }
   }
-  ~GpuRun() {
-    if (ev_start_) d_.cuEventDestroy(ev_start_);
-    if (ev_stop_) d_.cuEventDestroy(ev_stop_);
-    if (stream_) d_.cuStreamDestroy(stream_);
-    for (CUdeviceptr p : bufs_)
-      if (p) d_.cuMemFree(p);
-    if (module_) d_.cuModuleUnload(module_);
-  }
+  ~GpuRun() { release(); }
   GpuRun(const GpuRun&) = delete;
   GpuRun& operator=(const GpuRun&) = delete;
 
@@ -142,7 +141,7 @@ class GpuRun {
       const auto& kl = desc_.kernels[k];
       CUresult r = d_.cuLaunchKernel(funcs_[k], kl.grid[0], kl.grid[1], kl.grid[2], kl.block[0], kl.block[1],
                                      kl.block[2], kl.shared_bytes, stream_, params_.data(), nullptr);
-      if (r != CUDA_SUCCESS) throw cuda_fail(d_, r, "launching " + what_ + "'s kernel " + kl.entry + launch_text(kl));
+      if (r != CUDA_SUCCESS) fail(cuda_fail(d_, r, "launching " + what_ + "'s kernel " + kl.entry + launch_text(kl)));
     }
   }
   /** Waits until the stream is idle; a kernel still running at the deadline is a fatal run_timeout. */
@@ -167,8 +166,27 @@ class GpuRun {
   double seconds() const { return std::chrono::duration<double>(clock_type::now() - t0_).count(); }
 
  private:
+  /** Frees what was created, unless the context is broken or still runs a kernel: then freeing could
+   *  block forever (cuMemFree waits for the device), and the process exits right after the response. */
+  void release() {
+    if (broken_) return;
+    if (ev_start_) d_.cuEventDestroy(ev_start_);
+    if (ev_stop_) d_.cuEventDestroy(ev_stop_);
+    if (stream_) d_.cuStreamDestroy(stream_);
+    for (CUdeviceptr p : bufs_)
+      if (p) d_.cuMemFree(p);
+    if (module_) d_.cuModuleUnload(module_);
+    ev_start_ = ev_stop_ = nullptr;
+    stream_ = nullptr;
+    bufs_.clear();
+    module_ = nullptr;
+  }
+  [[noreturn]] void fail(Fail f) {
+    if (f.fatal) broken_ = true;
+    throw f;
+  }
   void check(CUresult r, const std::string& what) {
-    if (r != CUDA_SUCCESS) throw cuda_fail(d_, r, what);
+    if (r != CUDA_SUCCESS) fail(cuda_fail(d_, r, what));
   }
   std::string arg_name(size_t i) const {
     return req_.args[i].name.empty() ? "#" + std::to_string(i) : req_.args[i].name;
@@ -186,12 +204,12 @@ class GpuRun {
     for (int spins = 0;; ++spins) {
       CUresult r = q();
       if (r == CUDA_SUCCESS) return;
-      if (r != CUDA_ERROR_NOT_READY) throw cuda_fail(d_, r, "running " + what_);
+      if (r != CUDA_ERROR_NOT_READY) fail(cuda_fail(d_, r, "running " + what_));
       if (seconds() > timeout_s_)
-        throw Fail{"run_timeout",
-                   what_ + " was still running after " + fmt(timeout_s_) +
-                       " s (run_timeout_s); a running kernel cannot be stopped, so the worker restarts",
-                   true};
+        fail(Fail{"run_timeout",
+                  what_ + " was still running after " + fmt(timeout_s_) +
+                      " s (run_timeout_s); a running kernel cannot be stopped, so the worker restarts",
+                  true});
       if (spins > 1000) std::this_thread::sleep_for(std::chrono::microseconds(50));
     }
   }
@@ -231,7 +249,7 @@ class GpuRun {
                                        " B per block"};
       if (kl.shared_bytes > 48 * 1024) {
         CUresult e = d_.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, int(kl.shared_bytes));
-        if (e != CUDA_SUCCESS) throw cuda_fail(d_, e, "raising the dynamic shared memory of kernel " + kl.entry);
+        if (e != CUDA_SUCCESS) fail(cuda_fail(d_, e, "raising the dynamic shared memory of kernel " + kl.entry));
       }
       funcs_.push_back(f);
     }
@@ -249,7 +267,7 @@ class GpuRun {
       bytes_[i] = std::max<size_t>(count * size_t(runtime::DType::parse(a.dtype).bytes()), 1);
       if (CUresult r = d_.cuMemAlloc(&bufs_[i], bytes_[i]); r != CUDA_SUCCESS) {
         bufs_[i] = 0;
-        throw cuda_fail(d_, r, "allocating " + std::to_string(bytes_[i]) + " B for " + arg_name(i));
+        fail(cuda_fail(d_, r, "allocating " + std::to_string(bytes_[i]) + " B for " + arg_name(i)));
       }
     }
     std::vector<size_t> order(n);
@@ -284,6 +302,7 @@ class GpuRun {
   CUstream stream_ = nullptr;
   CUevent ev_start_ = nullptr, ev_stop_ = nullptr;
   unsigned flush_value_ = 0;
+  bool broken_ = false;  // a fatal error: leave everything to process exit
 };
 
 }  // namespace

@@ -406,8 +406,9 @@ void measure_dir(const std::string& worker, const std::string& dir, const std::s
     r.ref_launch = m["reference"];
     r.ref_function = m["reference"]["entry"];
     r.ref_key = m["group"];
-    for (auto& a : m["args"]) r.args.push_back({a["name"], a["shape"].get<std::vector<int64_t>>(), a["dtype"], a["output"]});
-    r.options = {{"warmup", 3},        {"min_repeats", 10},  {"max_repeats", 200}, {"min_time_s", 0.1},
+    for (auto& a : m["args"])
+      r.args.push_back({a["name"], a["shape"].get<std::vector<int64_t>>(), a["dtype"], a["output"]});
+    r.options = {{"warmup", 3},         {"min_repeats", 10},   {"max_repeats", 200}, {"min_time_s", 0.1},
                  {"flush_cache", true}, {"run_timeout_s", 60}, {"seed", 21}};
     reqs.push_back(std::move(r));
   }
@@ -470,7 +471,8 @@ int main(int argc, char** argv) {
       std::cout << "tessel-gpu-selftest " << tessel::version() << "\n";
       return 0;
     } else {
-      std::cout << "Usage: tessel-gpu-selftest [--bench] [--json FILE] [--measure DIR [--measure-json FILE]] [--require-gpu]\n"
+      std::cout << "Usage: tessel-gpu-selftest [--bench] [--json FILE] [--measure DIR [--measure-json FILE]] "
+                   "[--require-gpu]\n"
                    "                           [--worker PATH] [--ptx FILE]\n";
       return a == "--help" ? 0 : 2;
     }
