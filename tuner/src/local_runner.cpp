@@ -1,6 +1,7 @@
 // LocalRunner: measures built candidates in a child `tessel-worker --stdio` process.
 //   LocalRunner::run          per candidate: pass build errors through, build the reference once per
 //                             workload, send a measure request, wait for the answer with a timeout
+//                             (a .ptx candidate goes with artifact_kind "ptx": run on the CUDA device)
 //   LocalRunner::ensure_worker  (re)start the worker (memory limit from the options) and ping it
 //   LocalRunner::exchange     one request/response; timeout -> SIGKILL + restart (kRunTimeout); EOF ->
 //                             waitpid: a signal is kRuntimeError, an unexpected SIGKILL kOutOfMemory
@@ -100,6 +101,8 @@ class LocalRunner : public Runner {
           if (!p_.keep_artifacts && !b.artifact_path.empty()) {
             std::error_code ec;
             fs::remove(b.artifact_path, ec);
+            if (fs::path(b.artifact_path).extension() == ".ptx")  // and the launch description beside it
+              fs::remove(fs::path(b.artifact_path).replace_extension(".json"), ec);
           }
         }
         r.build_s = b.build_s;
@@ -123,7 +126,13 @@ class LocalRunner : public Runner {
     req.op = "measure";
     req.artifact = b.artifact_path;
     req.function = b.function_name.empty() ? detail::kCandidateFunction : b.function_name;
-    req.function += "_packed";
+    const std::string ptx = ".ptx";
+    if (b.artifact_path.size() > ptx.size() &&
+        b.artifact_path.compare(b.artifact_path.size() - ptx.size(), ptx.size(), ptx) == 0) {
+      req.artifact_kind = "ptx";  // a GPU build: PTX + PATH.json; the worker runs it on the CUDA device
+    } else {
+      req.function += "_packed";
+    }
     req.ref_artifact = ref.artifact_path;
     req.ref_function = ref.function_name + "_packed";
     req.ref_key = w.key;

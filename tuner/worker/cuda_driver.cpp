@@ -2,6 +2,7 @@
 #include "cuda_driver.h"
 
 #include <dlfcn.h>
+#include <sys/resource.h>
 
 #include <mutex>
 #include <stdexcept>
@@ -54,8 +55,21 @@ CudaDriver* CudaDriver::get(std::string* error) {
                 std::to_string(CUDA_VERSION / 1000) + " headers tessel was built with");
   TESSEL_CUDA_FUNCTIONS(TESSEL_CUDA_LOAD)
 #undef TESSEL_CUDA_LOAD
+  // The driver reserves address space far beyond any RLIMIT_AS meant for CPU candidates (tessel-worker
+  // --memory-limit-mb sets only the soft limit): lift the soft limit to the hard one first.
+  std::string limit_note;
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+    if (rl.rlim_cur < rl.rlim_max) {
+      rl.rlim_cur = rl.rlim_max;
+      setrlimit(RLIMIT_AS, &rl);
+    }
+    if (rl.rlim_cur != RLIM_INFINITY)
+      limit_note = "; the address space of this process is limited to " + std::to_string(rl.rlim_cur >> 20) +
+                   " MiB (RLIMIT_AS), which the CUDA driver may need more of";
+  }
   if (CUresult r = d->cuInit(0); r != CUDA_SUCCESS)
-    return fail("cuInit failed: " + d->error_text(r) + " (is a GPU visible to this process?)");
+    return fail("cuInit failed: " + d->error_text(r) + " (is a GPU visible to this process?)" + limit_note);
   d->cuDriverGetVersion(&d->driver_version_);
   if (CUresult r = d->cuDeviceGetCount(&d->device_count_); r != CUDA_SUCCESS || d->device_count_ == 0)
     return fail("the CUDA driver sees no device");

@@ -101,7 +101,9 @@ WorkerRun run_worker(const std::string& worker, const std::string& dir, const st
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 0, in_path.c_str(), O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&fa, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  std::vector<char*> argv = {const_cast<char*>(worker.c_str()), const_cast<char*>("--stdio"), nullptr};
+  // With the address-space limit the tuner's LocalRunner gives its workers (MeasureOptions::memory_limit_mb).
+  std::vector<char*> argv = {const_cast<char*>(worker.c_str()), const_cast<char*>("--stdio"),
+                             const_cast<char*>("--memory-limit-mb"), const_cast<char*>("8192"), nullptr};
   pid_t pid = 0;
   WorkerRun run;
   if (posix_spawn(&pid, worker.c_str(), &fa, nullptr, argv.data(), environ) != 0) {

@@ -5,6 +5,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -71,8 +72,11 @@ int main(int argc, char** argv) {
     // glibc reserves 64 MiB of address space per malloc arena (one per thread that allocates, up to
     // 8 x cores): with many pool threads that alone could exhaust RLIMIT_AS. A few arenas suffice here.
     mallopt(M_ARENA_MAX, 4);
+    // Only the soft limit: the CUDA driver reserves far more address space than any CPU candidate may use
+    // (it raises the soft limit back to the hard one before cuInit; see tuner/worker/cuda_driver.cpp).
     struct rlimit rl;
-    rl.rlim_cur = rl.rlim_max = rlim_t(limit_bytes);
+    getrlimit(RLIMIT_AS, &rl);
+    rl.rlim_cur = rl.rlim_max == RLIM_INFINITY ? rlim_t(limit_bytes) : std::min(rl.rlim_max, rlim_t(limit_bytes));
     if (setrlimit(RLIMIT_AS, &rl) != 0)
       std::cerr << "tessel-worker: setrlimit(RLIMIT_AS, " << limit_mb << " MiB) failed: " << std::strerror(errno)
                 << "\n";
