@@ -349,24 +349,9 @@ WorkerResponse gpu_measure(const WorkerRequest& r, const WorkerTiming& opt, cons
   for (int i = 0; i < opt.warmup; ++i) run.launch();
   run.wait();
 
-  WorkerResponse resp;
-  resp.id = r.id;
-  double total = 0;
-  while (int(resp.times.size()) < opt.max_repeats &&
-         (int(resp.times.size()) < opt.min_repeats || total < opt.min_time_s)) {
-    if (!resp.times.empty() && run.seconds() > 0.5 * opt.run_timeout_s) break;  // stay well inside the timeout
-    double t = run.timed(opt.flush_cache);
-    resp.times.push_back(t);
-    total += t;
-    if (resp.times.size() == 1 && r.best_so_far_s > 0 && opt.early_abort_ratio > 0 &&
-        t > opt.early_abort_ratio * r.best_so_far_s) {
-      resp.error_kind = "early_aborted";
-      resp.message = "first timed run took " + fmt(t) + " s, more than " + fmt(opt.early_abort_ratio) +
-                     " x the best so far (" + fmt(r.best_so_far_s) + " s)";
-      return resp;
-    }
-  }
-  check(" (after the timed runs: the candidate's results vary between runs)");
+  WorkerResponse resp = timed_repeats(
+      r, opt, [&] { return run.timed(opt.flush_cache); }, [&] { return run.seconds(); });
+  if (resp.error_kind == "none") check(" (after the timed runs: the candidate's results vary between runs)");
   return resp;
 }
 

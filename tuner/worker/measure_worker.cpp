@@ -11,10 +11,10 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <istream>
 #include <ostream>
@@ -22,10 +22,10 @@
 
 #include "fatal_signals.h"
 #include "gpu_measure.h"
-#include "worker_internal.h"
 #include "tessel/runtime/ndarray.h"
 #include "tessel/runtime/thread_pool.h"
 #include "tessel/support/error.h"
+#include "worker_internal.h"
 
 namespace tessel::tuner {
 namespace {
@@ -354,16 +354,28 @@ WorkerResponse MeasureWorker::measure(const WorkerRequest& r) {
   check("");
   for (int i = 0; i < opt.warmup; ++i) call();
 
+  WorkerResponse resp = timed_repeats(
+      r, opt,
+      [&] {
+        if (opt.flush_cache) flush_cache();
+        auto t0 = clock_type::now();
+        call();
+        return seconds_since(t0);
+      },
+      [&] { return seconds_since(t_start); });
+  if (resp.error_kind == "none") check(" (after the timed runs: the candidate's results vary between runs)");
+  return resp;
+}
+
+WorkerResponse timed_repeats(const WorkerRequest& r, const WorkerTiming& opt, const std::function<double()>& run_once,
+                             const std::function<double()>& elapsed_s) {
   WorkerResponse resp;
   resp.id = r.id;
   double total = 0;
   while (int(resp.times.size()) < opt.max_repeats &&
          (int(resp.times.size()) < opt.min_repeats || total < opt.min_time_s)) {
-    if (!resp.times.empty() && seconds_since(t_start) > 0.5 * opt.run_timeout_s) break;  // stay well inside the timeout
-    if (opt.flush_cache) flush_cache();
-    auto t0 = clock_type::now();
-    call();
-    double t = seconds_since(t0);
+    if (!resp.times.empty() && elapsed_s() > 0.5 * opt.run_timeout_s) break;  // stay well inside the timeout
+    double t = run_once();
     resp.times.push_back(t);
     total += t;
     if (resp.times.size() == 1 && r.best_so_far_s > 0 && opt.early_abort_ratio > 0 &&
@@ -374,7 +386,6 @@ WorkerResponse MeasureWorker::measure(const WorkerRequest& r) {
       return resp;
     }
   }
-  check(" (after the timed runs: the candidate's results vary between runs)");
   return resp;
 }
 
