@@ -22,7 +22,9 @@ const char* kUsage =
     "Usage: tessel-worker --stdio [--memory-limit-mb N]\n"
     "  --stdio              serve measurement requests on stdin/stdout (one JSON object per line)\n"
     "  --memory-limit-mb N  limit the address space of this process to N MiB (setrlimit RLIMIT_AS)\n"
-    "  --version, --help\n";
+    "  --version, --help\n"
+    "Candidates are shared libraries run on the CPU, or PTX (\"artifact_kind\": \"ptx\") run on a CUDA\n"
+    "device through libcuda.so.1 loaded at run time (docs/gpu.md).\n";
 
 /** Exits when the parent (the tuner) goes away, even while a candidate loops forever. */
 void watch_parent() {
