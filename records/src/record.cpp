@@ -29,6 +29,7 @@ constexpr KindName kKindNames[] = {
     {MeasureErrorKind::kWorkerLost, "worker_lost"},
     {MeasureErrorKind::kEarlyAborted, "early_aborted"},
     {MeasureErrorKind::kOutOfMemory, "out_of_memory"},
+    {MeasureErrorKind::kLaunchError, "launch_error"},
 };
 }  // namespace
 

@@ -141,14 +141,33 @@ std::string header_text(const ir::LoweredFunc& f) {
 
 void emit_header(const ir::LoweredFunc& f, const std::string& path) { write_file(path, header_text(f), "C header"); }
 
+namespace {
+/** A relocated install (scripts/bundle: bin/ and lib/ side by side) has no build tree: look for
+ *  ../lib/NAME next to the running executable. Empty when absent. */
+std::string beside_executable(const std::string& name) {
+  std::error_code ec;
+  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return "";
+  auto p = exe.parent_path().parent_path() / "lib" / name;
+  return std::filesystem::exists(p, ec) ? p.string() : "";
+}
+}  // namespace
+
 void emit_shared_library(const ir::LoweredFunc& f, const Target& target, const std::string& path) {
+  // The runtime archive: $TESSEL_RUNTIME_ARCHIVE, else the build tree's, else ../lib/ beside the executable.
   const char* env_archive = std::getenv("TESSEL_RUNTIME_ARCHIVE");
   std::string archive = env_archive && *env_archive ? env_archive : TESSEL_RUNTIME_ARCHIVE;
+  if (!(env_archive && *env_archive) && !std::filesystem::exists(archive)) {
+    std::string relocated = beside_executable("libtessel_runtime.a");
+    if (!relocated.empty()) archive = relocated;
+  }
   TESSEL_CHECK(!archive.empty() && std::filesystem::exists(archive))
       << "emit_shared_library: the tessel runtime archive '" << archive
       << "' does not exist (set TESSEL_RUNTIME_ARCHIVE to libtessel_runtime.a)";
+  // The linker driver: $TESSEL_CXX, else the compiler tessel was built with, else c++ from PATH.
   const char* env_cxx = std::getenv("TESSEL_CXX");
   std::string cxx = env_cxx && *env_cxx ? env_cxx : TESSEL_CXX_COMPILER;
+  if (!(env_cxx && *env_cxx) && !std::filesystem::exists(cxx)) cxx = "c++";
 
   struct TempFile {
     std::string path;

@@ -47,6 +47,8 @@ class LocalRunner : public Runner {
           if (!p_.keep_artifacts && !b.artifact_path.empty()) {
             std::error_code ec;
             fs::remove(b.artifact_path, ec);
+            if (fs::path(b.artifact_path).extension() == ".ptx")  // and the launch description beside it
+              fs::remove(fs::path(b.artifact_path).replace_extension(".json"), ec);
           }
           if (on_result_) on_result_(i, r);
         }

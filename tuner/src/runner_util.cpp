@@ -33,7 +33,13 @@ WorkerRequest make_measure_request(const workload::Workload& w, const BuildResul
   WorkerRequest req;
   req.op = "measure";
   req.artifact = b.artifact_path;
-  req.function = (b.function_name.empty() ? detail::kCandidateFunction : b.function_name) + std::string("_packed");
+  req.function = b.function_name.empty() ? detail::kCandidateFunction : b.function_name;
+  const std::string ptx = ".ptx";
+  if (b.artifact_path.size() > ptx.size() &&
+      b.artifact_path.compare(b.artifact_path.size() - ptx.size(), ptx.size(), ptx) == 0)
+    req.artifact_kind = "ptx";  // a GPU build: PTX + PATH.json; the worker runs it on the CUDA device
+  else
+    req.function += "_packed";
   req.ref_artifact = ref.artifact_path;
   req.ref_function = ref.function_name + "_packed";
   req.ref_key = w.key;

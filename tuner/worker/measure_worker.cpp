@@ -14,15 +14,18 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <istream>
 #include <ostream>
 #include <sstream>
 
 #include "fatal_signals.h"
+#include "gpu_measure.h"
 #include "tessel/runtime/ndarray.h"
 #include "tessel/runtime/thread_pool.h"
 #include "tessel/support/error.h"
+#include "worker_internal.h"
 
 namespace tessel::tuner {
 namespace {
@@ -31,11 +34,6 @@ using runtime::DType;
 using runtime::NDArray;
 using clock_type = std::chrono::steady_clock;
 using PackedFn = int32_t (*)(void* const*);
-
-/** A failed measurement: becomes a response with this kind and message. */
-struct Fail {
-  std::string kind, message;
-};
 
 /** A dlopen'ed library, closed when destroyed. */
 struct Library {
@@ -68,7 +66,7 @@ uint64_t splitmix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-bool is_float(DType t) { return t.code == DType::kFloat || t.code == DType::kBFloat; }
+bool is_float(DType t) { return is_float_dtype(t); }
 
 /** Inputs: floats uniform in [-1, 1), signed integers in [-8, 8), unsigned in [0, 16), bool 0/1. */
 void fill_input(NDArray& a, uint64_t seed) {
@@ -82,7 +80,7 @@ void fill_input(NDArray& a, uint64_t seed) {
 }
 
 /** Outputs are poisoned before a checked run: NaN bytes for floats, 0xAB for integers. */
-void poison(NDArray& a) { a.fill_bytes(is_float(a.dtype()) ? 0xFF : 0xAB); }
+void poison(NDArray& a) { a.fill_bytes(poison_byte(a.dtype())); }
 
 std::string index_string(int64_t flat, const std::vector<int64_t>& shape) {
   std::vector<int64_t> idx(shape.size());
@@ -94,42 +92,6 @@ std::string index_string(int64_t flat, const std::vector<int64_t>& shape) {
   std::string s = "[";
   for (size_t d = 0; d < idx.size(); ++d) s += (d ? ", " : "") + std::to_string(idx[d]);
   return s + "]";
-}
-
-std::string fmt(double v) {
-  std::ostringstream os;
-  os.precision(9);
-  os << v;
-  return os.str();
-}
-
-/** Empty when got matches want; otherwise names the first mismatching element and the count. */
-std::string compare_outputs(const NDArray& got, const NDArray& want, const std::string& name) {
-  DType t = want.dtype();
-  int64_t n = want.num_elements(), bad = 0, first = -1;
-  // 16-bit floats keep ~3 decimal digits, so a reordered reduction may differ by more than 1e-3.
-  double rtol = is_float(t) && t.bits == 16 ? 1e-2 : 1e-3;
-  if (is_float(t)) {
-    for (int64_t i = 0; i < n; ++i) {
-      double a = got.get(i), b = want.get(i);
-      bool ok = std::isnan(b)   ? std::isnan(a)
-                : std::isinf(b) ? a == b
-                                : std::fabs(a - b) <= rtol * (1 + std::fabs(b));  // false for NaN a
-      if (!ok && bad++ == 0) first = i;
-    }
-  } else {
-    int w = t.bytes();
-    auto* pa = static_cast<const unsigned char*>(got.data());
-    auto* pb = static_cast<const unsigned char*>(want.data());
-    for (int64_t i = 0; i < n; ++i)
-      if (std::memcmp(pa + i * w, pb + i * w, size_t(w)) != 0 && bad++ == 0) first = i;
-  }
-  if (bad == 0) return "";
-  std::string msg = "output " + name + index_string(first, want.shape()) + " = " + fmt(got.get(first)) +
-                    " but the reference gives " + fmt(want.get(first));
-  if (is_float(t)) msg += " (tolerance " + fmt(rtol) + " x (1 + |reference|))";
-  msg += "; " + std::to_string(bad) + " of " + std::to_string(n) + " elements differ";
-  return msg;
 }
 
 /** Bytes written between repeats to evict the caches: 2x the last-level cache, 8..512 MiB. */
@@ -163,6 +125,45 @@ WorkerResponse protocol_error(int64_t id, const std::string& msg) {
 }
 
 }  // namespace
+
+bool is_float_dtype(DType t) { return t.code == DType::kFloat || t.code == DType::kBFloat; }
+
+uint8_t poison_byte(DType t) { return is_float_dtype(t) ? 0xFF : 0xAB; }
+
+std::string fmt(double v) {
+  std::ostringstream os;
+  os.precision(9);
+  os << v;
+  return os.str();
+}
+
+std::string compare_outputs(const NDArray& got, const NDArray& want, const std::string& name) {
+  DType t = want.dtype();
+  int64_t n = want.num_elements(), bad = 0, first = -1;
+  // 16-bit floats keep ~3 decimal digits, so a reordered reduction may differ by more than 1e-3.
+  double rtol = is_float(t) && t.bits == 16 ? 1e-2 : 1e-3;
+  if (is_float(t)) {
+    for (int64_t i = 0; i < n; ++i) {
+      double a = got.get(i), b = want.get(i);
+      bool ok = std::isnan(b)   ? std::isnan(a)
+                : std::isinf(b) ? a == b
+                                : std::fabs(a - b) <= rtol * (1 + std::fabs(b));  // false for NaN a
+      if (!ok && bad++ == 0) first = i;
+    }
+  } else {
+    int w = t.bytes();
+    auto* pa = static_cast<const unsigned char*>(got.data());
+    auto* pb = static_cast<const unsigned char*>(want.data());
+    for (int64_t i = 0; i < n; ++i)
+      if (std::memcmp(pa + i * w, pb + i * w, size_t(w)) != 0 && bad++ == 0) first = i;
+  }
+  if (bad == 0) return "";
+  std::string msg = "output " + name + index_string(first, want.shape()) + " = " + fmt(got.get(first)) +
+                    " but the reference gives " + fmt(want.get(first));
+  if (is_float(t)) msg += " (tolerance " + fmt(rtol) + " x (1 + |reference|))";
+  msg += "; " + std::to_string(bad) + " of " + std::to_string(n) + " elements differ";
+  return msg;
+}
 
 struct MeasureWorker::Reference {
   std::string cache_key;
@@ -219,6 +220,7 @@ WorkerResponse MeasureWorker::handle(const WorkerRequest& r) {
   } catch (const Fail& f) {
     resp.error_kind = f.kind;
     resp.message = f.message;
+    resp.fatal = f.fatal;
     resp.times.clear();
   } catch (const std::invalid_argument& e) {
     return protocol_error(r.id, e.what());
@@ -236,7 +238,7 @@ WorkerResponse MeasureWorker::handle(const WorkerRequest& r) {
   return resp;
 }
 
-const MeasureWorker::Reference& MeasureWorker::reference(const WorkerRequest& r, uint64_t seed) {
+const MeasureWorker::Reference& MeasureWorker::reference(const WorkerRequest& r, uint64_t seed, double timeout_s) {
   std::string key = r.ref_key + "|seed=" + std::to_string(seed);
   for (auto& a : r.args) {
     key += "|" + a.dtype + (a.output ? ":out[" : ":in[");
@@ -265,6 +267,18 @@ const MeasureWorker::Reference& MeasureWorker::reference(const WorkerRequest& r,
     }
   }
   if (ref->outputs.empty()) throw std::invalid_argument("measure request: no argument is marked as an output");
+  if (r.ref_artifact_kind == "ptx") {  // a GPU reference reads its inputs from device copies
+    std::vector<NDArray*> host;
+    size_t in_k = 0, out_k = 0;
+    for (auto& a : r.args) host.push_back(a.output ? &ref->outputs[out_k++] : &ref->inputs[in_k++]);
+    {
+      FatalPhase phase(r.id, 1);
+      gpu_run_reference(r, host, timeout_s);
+    }
+    refs_.push_front(std::move(ref));
+    while (refs_.size() > std::max<size_t>(params_.reference_cache_entries, 1)) refs_.pop_back();
+    return *refs_.front();
+  }
   // The inputs are copied for the reference run, so a reference that writes its inputs changes nothing.
   std::vector<NDArray> scratch;
   scratch.reserve(ref->inputs.size());
@@ -293,7 +307,14 @@ WorkerResponse MeasureWorker::measure(const WorkerRequest& r) {
     runtime::set_num_threads(opt.threads);  // generated code binds to this pool (see docs/measurement.md)
     threads_ = opt.threads;
   }
-  const Reference& ref = reference(r, opt.seed);
+  const Reference& ref = reference(r, opt.seed, opt.run_timeout_s);
+  if (r.artifact_kind == "ptx") {
+    std::vector<const NDArray*> inputs, outputs;
+    for (auto& a : ref.inputs) inputs.push_back(&a);
+    for (auto& a : ref.outputs) outputs.push_back(&a);
+    FatalPhase phase(r.id, 2);
+    return gpu_measure(r, opt, inputs, outputs);
+  }
 
   // Arguments: fresh copies of the inputs, poisoned outputs.
   std::vector<NDArray> args;
@@ -333,16 +354,28 @@ WorkerResponse MeasureWorker::measure(const WorkerRequest& r) {
   check("");
   for (int i = 0; i < opt.warmup; ++i) call();
 
+  WorkerResponse resp = timed_repeats(
+      r, opt,
+      [&] {
+        if (opt.flush_cache) flush_cache();
+        auto t0 = clock_type::now();
+        call();
+        return seconds_since(t0);
+      },
+      [&] { return seconds_since(t_start); });
+  if (resp.error_kind == "none") check(" (after the timed runs: the candidate's results vary between runs)");
+  return resp;
+}
+
+WorkerResponse timed_repeats(const WorkerRequest& r, const WorkerTiming& opt, const std::function<double()>& run_once,
+                             const std::function<double()>& elapsed_s) {
   WorkerResponse resp;
   resp.id = r.id;
   double total = 0;
   while (int(resp.times.size()) < opt.max_repeats &&
          (int(resp.times.size()) < opt.min_repeats || total < opt.min_time_s)) {
-    if (!resp.times.empty() && seconds_since(t_start) > 0.5 * opt.run_timeout_s) break;  // stay well inside the timeout
-    if (opt.flush_cache) flush_cache();
-    auto t0 = clock_type::now();
-    call();
-    double t = seconds_since(t0);
+    if (!resp.times.empty() && elapsed_s() > 0.5 * opt.run_timeout_s) break;  // stay well inside the timeout
+    double t = run_once();
     resp.times.push_back(t);
     total += t;
     if (resp.times.size() == 1 && r.best_so_far_s > 0 && opt.early_abort_ratio > 0 &&
@@ -353,7 +386,6 @@ WorkerResponse MeasureWorker::measure(const WorkerRequest& r) {
       return resp;
     }
   }
-  check(" (after the timed runs: the candidate's results vary between runs)");
   return resp;
 }
 
@@ -364,6 +396,7 @@ int run_stdio_worker(MeasureWorker& worker, std::istream& in, std::ostream& out)
     WorkerResponse resp = worker.handle_line(line);
     out << resp.to_json().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
     out.flush();
+    if (resp.fatal) std::_Exit(4);  // a GPU context a kernel broke (or one still running): never reuse it
     if (worker.exit_requested()) break;
   }
   return 0;

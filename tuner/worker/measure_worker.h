@@ -1,6 +1,6 @@
 // The measurement worker: what `tessel-worker --stdio` (and later a remote worker) runs. It loads
-// candidate shared libraries, times them and checks their outputs against a reference; see
-// worker_protocol.h for the messages and docs/measurement.md for the method. Links tessel_runtime,
+// candidate shared libraries (or PTX kernels on a CUDA device, gpu_measure.h), times them and checks
+// their outputs against a reference; see worker_protocol.h for the messages and docs/measurement.md for the method. Links tessel_runtime,
 // tessel_support, nlohmann_json and libdl only (no LLVM, no SQLite).
 #pragma once
 #include <cstdint>
@@ -36,7 +36,7 @@ class MeasureWorker {
  private:
   struct Reference;
   WorkerResponse measure(const WorkerRequest& r);
-  const Reference& reference(const WorkerRequest& r, uint64_t seed);
+  const Reference& reference(const WorkerRequest& r, uint64_t seed, double timeout_s);
 
   Params params_;
   std::list<std::unique_ptr<Reference>> refs_;  // most recently used first
@@ -51,7 +51,8 @@ class MeasureWorker {
 void install_fatal_signal_handlers(int fd, int64_t memory_limit_bytes);
 
 /** Reads request lines from in and writes one response line per request to out (flushed), until
- *  EOF or an "exit" request. Returns the process exit code (0). */
+ *  EOF or an "exit" request. Returns the process exit code (0). After a fatal response (a GPU context
+ *  that a kernel broke or that still runs a kernel) the process exits at once with code 4. */
 int run_stdio_worker(MeasureWorker& worker, std::istream& in, std::ostream& out);
 
 }  // namespace tessel::tuner

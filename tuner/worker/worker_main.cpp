@@ -5,6 +5,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -21,7 +22,9 @@ const char* kUsage =
     "Usage: tessel-worker --stdio [--memory-limit-mb N]\n"
     "  --stdio              serve measurement requests on stdin/stdout (one JSON object per line)\n"
     "  --memory-limit-mb N  limit the address space of this process to N MiB (setrlimit RLIMIT_AS)\n"
-    "  --version, --help\n";
+    "  --version, --help\n"
+    "Candidates are shared libraries run on the CPU, or PTX (\"artifact_kind\": \"ptx\") run on a CUDA\n"
+    "device through libcuda.so.1 loaded at run time (docs/gpu.md).\n";
 
 /** Exits when the parent (the tuner) goes away, even while a candidate loops forever. */
 void watch_parent() {
@@ -71,8 +74,11 @@ int main(int argc, char** argv) {
     // glibc reserves 64 MiB of address space per malloc arena (one per thread that allocates, up to
     // 8 x cores): with many pool threads that alone could exhaust RLIMIT_AS. A few arenas suffice here.
     mallopt(M_ARENA_MAX, 4);
+    // Only the soft limit: the CUDA driver reserves far more address space than any CPU candidate may use
+    // (it raises the soft limit back to the hard one before cuInit; see tuner/worker/cuda_driver.cpp).
     struct rlimit rl;
-    rl.rlim_cur = rl.rlim_max = rlim_t(limit_bytes);
+    getrlimit(RLIMIT_AS, &rl);
+    rl.rlim_cur = rl.rlim_max == RLIM_INFINITY ? rlim_t(limit_bytes) : std::min(rl.rlim_max, rlim_t(limit_bytes));
     if (setrlimit(RLIMIT_AS, &rl) != 0)
       std::cerr << "tessel-worker: setrlimit(RLIMIT_AS, " << limit_mb << " MiB) failed: " << std::strerror(errno)
                 << "\n";

@@ -69,6 +69,11 @@ json WorkerRequest::to_json() const {
   j["artifact"] = artifact;
   j["function"] = function;
   j["reference"] = {{"artifact", ref_artifact}, {"function", ref_function}, {"key", ref_key}};
+  if (artifact_kind != "shared_library") j["artifact_kind"] = artifact_kind;
+  if (!launch.is_null()) j["launch"] = launch;
+  if (ref_artifact_kind != "shared_library") j["reference"]["artifact_kind"] = ref_artifact_kind;
+  if (!ref_launch.is_null()) j["reference"]["launch"] = ref_launch;
+  if (device != 0) j["device"] = device;
   json a = json::array();
   for (auto& arg : args)
     a.push_back({{"name", arg.name}, {"shape", arg.shape}, {"dtype", arg.dtype}, {"output", arg.output}});
@@ -92,6 +97,27 @@ WorkerRequest WorkerRequest::from_json(const json& j) {
   r.ref_artifact = str_field(ref, "artifact", "reference");
   r.ref_function = str_field(ref, "function", "reference");
   r.ref_key = str_field(ref, "key", "reference");
+  auto kind_field = [](const json& o, const char* where) -> std::string {
+    auto it = o.find("artifact_kind");
+    if (it == o.end() || it->is_null()) return "shared_library";
+    if (!it->is_string() || (*it != "shared_library" && *it != "ptx"))
+      bad(std::string(where) + ": 'artifact_kind' must be \"shared_library\" or \"ptx\"");
+    return it->get<std::string>();
+  };
+  auto launch_field = [](const json& o, const char* where) -> json {
+    auto it = o.find("launch");
+    if (it == o.end() || it->is_null()) return nullptr;
+    if (!it->is_object()) bad(std::string(where) + ": 'launch' must be an object");
+    return *it;
+  };
+  r.artifact_kind = kind_field(j, "measure request");
+  r.launch = launch_field(j, "measure request");
+  r.ref_artifact_kind = kind_field(ref, "reference");
+  r.ref_launch = launch_field(ref, "reference");
+  if (auto it = j.find("device"); it != j.end() && !it->is_null()) {
+    if (!it->is_number_integer() || it->get<int64_t>() < 0) bad("measure request: 'device' must be a non-negative integer");
+    r.device = it->get<int>();
+  }
   const json& args = field(j, "args", "measure request");
   if (!args.is_array() || args.empty()) bad("measure request: 'args' must be a non-empty array");
   for (size_t i = 0; i < args.size(); ++i) {

@@ -23,10 +23,11 @@ enum class MeasureErrorKind {
   kWorkerLost,
   kEarlyAborted,
   kOutOfMemory,
+  kLaunchError,  // a GPU kernel launch the device refuses (too many threads, registers or shared memory)
 };
 
 /** The stable name of a kind: "none", "invalid_schedule", "compile_error", "compile_timeout",
- *  "runtime_error", "run_timeout", "wrong_answer", "worker_lost", "early_aborted", "out_of_memory". */
+ *  "runtime_error", "run_timeout", "wrong_answer", "worker_lost", "early_aborted", "out_of_memory", "launch_error". */
 const char* error_kind_name(MeasureErrorKind k);
 /** Inverse of error_kind_name; nullopt for an unknown name. */
 std::optional<MeasureErrorKind> error_kind_from_name(const std::string& name);

@@ -6,6 +6,10 @@
 //           "reference": {"artifact": PATH, "function": NAME, "key": WORKLOAD_KEY},
 //           "args": [{"name":"A", "shape":[...], "dtype":"float32", "output": false}, ...],
 //           "options": MeasureOptions JSON, "best_so_far_s": X}
+//          Optional (GPU candidates, docs/gpu.md): "artifact_kind": "ptx" (default "shared_library"),
+//          "launch": the kernel description (else read from the .json beside the .ptx), "device": N
+//          (CUDA device index, default 0), and "artifact_kind"/"launch" inside "reference" likewise.
+//          Requests without them read exactly as before, so version 1 is kept.
 //          {"version":1, "id":N, "op":"ping"}      -> message "pong"
 //          {"version":1, "id":N, "op":"exit"}      -> the worker answers, then exits
 // Response {"version":1, "id":N, "error_kind":"none"|..., "message":"...", "times":[...]}
@@ -55,6 +59,12 @@ struct WorkerRequest {
   std::string op;  // "measure", "ping", "exit"
   std::string artifact, function;
   std::string ref_artifact, ref_function, ref_key;
+  /** "shared_library" (a .so exporting FUNCTION, run on the CPU) or "ptx" (PTX text run through the CUDA
+   *  driver; function is then the first kernel's entry when launch names none). */
+  std::string artifact_kind = "shared_library", ref_artifact_kind = "shared_library";
+  /** The GPU kernel description (gpu_kernel_desc.h); null: read PATH.json beside PATH.ptx. */
+  nlohmann::json launch, ref_launch;
+  int device = 0;  // CUDA device index for "ptx" artifacts
   std::vector<WorkerArg> args;
   nlohmann::json options = nlohmann::json::object();
   double best_so_far_s = 0;
@@ -68,7 +78,8 @@ struct WorkerResponse {
   std::string error_kind = "none";
   std::string message;
   std::vector<double> times;
-  bool fatal = false;           // the worker dies after this response
+  bool fatal = false;           // the worker dies after this response (a crash, or a GPU context that
+                                // a kernel broke: illegal address, launch failure, a kernel that never ends)
   bool protocol_error = false;  // the request was malformed or of an unsupported version
   nlohmann::json to_json() const;
   /** Throws std::invalid_argument on a malformed response. */
