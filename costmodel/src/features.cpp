@@ -484,6 +484,8 @@ class FeatureVisitor : public IRVisitor {
           if (L[kParNum] == 0) L[kParLen] = float(l.extent), L[kParPos] = float(i);
           L[kParNum] += 1, par_prod *= l.extent;
           break;
+        default:  // loops bound to GPU indices: no CPU features yet
+          break;
       }
     }
     if (lanes > 1) L[kVecNum] += 1, vec_prod *= lanes, L[kVecLen] = float(lanes), L[kVecPos] = 0;

@@ -1,0 +1,60 @@
+// Helpers for the GPU tests: build a GPU-scheduled workload to PTX, assemble it with ptxas when it is
+// installed, and run the same IR on the CPU (thread-bound loops as serial loops) against a reference.
+#pragma once
+#include <catch2/catch.hpp>
+#include <iostream>
+#include <random>
+
+#include "tessel/codegen/cuda.h"
+#include "tessel/ir/printer.h"
+#include "tessel/lower/lower.h"
+#include "workloads.h"
+
+namespace tessel::gputest {
+
+inline uint64_t seed() {
+  static uint64_t s = [] {
+    uint64_t v = std::random_device{}();
+    if (const char* e = std::getenv("TESSEL_TEST_SEED")) v = std::strtoull(e, nullptr, 10);
+    std::cout << "test seed = " << v << " (set TESSEL_TEST_SEED to replay)\n";
+    return v;
+  }();
+  return s;
+}
+
+/** True when ptxas exists; warns once otherwise (tests then check only what LLVM produced). */
+inline bool have_ptxas() {
+  static bool have = [] {
+    bool h = !codegen::find_ptxas().empty();
+    if (!h) std::cout << "ptxas not installed (PATH, /usr/local/cuda/bin): PTX is not assembled in these tests\n";
+    return h;
+  }();
+  return have;
+}
+
+/** ptxas -arch=sm_90 must accept k's PTX; returns the registers per thread it reports (-1 without ptxas). */
+inline int require_ptxas_accepts(const codegen::CudaKernel& k) {
+  if (!have_ptxas()) return -1;
+  std::string log;
+  int regs = -1;
+  Status st = codegen::run_ptxas(k.ptx, k.artifact.arch, &log, &regs);
+  INFO(st.message());
+  INFO("PTX (first 6000 characters):\n" << k.ptx.substr(0, 6000));
+  REQUIRE(st.is_ok());
+  return regs;
+}
+
+/** Lowers sch for w's arguments and builds it for CUDA. */
+inline codegen::CudaKernel build(const testing::Workload& w, const schedule::Schedule& sch, const std::string& name) {
+  ir::LoweredFunc f = lower::lower(sch, w.args, name);
+  return codegen::build_cuda(f);
+}
+
+/** The CPU run of the GPU-scheduled IR matches the reference on random inputs (outputs poisoned). */
+inline void require_cpu_semantics(const testing::Workload& w, const schedule::Schedule& sch) {
+  std::string err = testing::check_schedule(w, sch, seed());
+  INFO(err);
+  REQUIRE(err.empty());
+}
+
+}  // namespace tessel::gputest
