@@ -120,8 +120,9 @@ class LaunchInference : public IRVisitor {
     int d = gpu_dim(op->for_kind);
     if (is_block_bound(op->for_kind)) {
       for (auto* o : stack_)
-        TESSEL_CHECK(false) << loop_desc(op) << " is inside " << loop_desc(o)
-                            << "; block loops must enclose every thread loop and not repeat a block index";
+        TESSEL_CHECK(!is_thread_bound(o->for_kind) && o->for_kind != op->for_kind)
+            << loop_desc(op) << " is inside " << loop_desc(o)
+            << "; block loops must enclose every thread loop and not repeat a block index";
       TESSEL_CHECK(!grid_set[d] || launch.grid[d] == *ext)
           << loop_desc(op) << ": " << for_kind_name(op->for_kind) << " is already bound with extent "
           << launch.grid[d] << "; one kernel has one grid";

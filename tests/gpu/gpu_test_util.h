@@ -2,6 +2,7 @@
 // installed, and run the same IR on the CPU (thread-bound loops as serial loops) against a reference.
 #pragma once
 #include <catch2/catch.hpp>
+#include <fstream>
 #include <iostream>
 #include <random>
 
@@ -47,7 +48,12 @@ inline int require_ptxas_accepts(const codegen::CudaKernel& k) {
 /** Lowers sch for w's arguments and builds it for CUDA. */
 inline codegen::CudaKernel build(const testing::Workload& w, const schedule::Schedule& sch, const std::string& name) {
   ir::LoweredFunc f = lower::lower(sch, w.args, name);
-  return codegen::build_cuda(f);
+  codegen::CudaKernel k = codegen::build_cuda(f);
+  if (const char* dir = std::getenv("TESSEL_GPU_TEST_DUMP")) {  // inspect: IR, PTX and sidecar per kernel
+    codegen::write_cuda_kernel(k, std::string(dir) + "/" + name);
+    std::ofstream(std::string(dir) + "/" + name + ".tir") << ir::to_string(k.device_func);
+  }
+  return k;
 }
 
 /** The CPU run of the GPU-scheduled IR matches the reference on random inputs (outputs poisoned). */

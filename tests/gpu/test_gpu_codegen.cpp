@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpu_test_util.h"
+#include "tessel/ops/matmul.h"
 
 using namespace tessel;
 using gputest::build;
@@ -63,5 +64,24 @@ TEST_CASE("gpu elementwise with a tail: guarded threads", "[gpu]") {
   CHECK(k.launch.block[0] == 64);
   CHECK(k.launch.grid[0] == 4);
   require_ptxas_accepts(k);
+  require_cpu_semantics(w, s);
+}
+
+TEST_CASE("gpu matmul: shared-memory tiles, register accumulators, unrolled and vectorized", "[gpu]") {
+  auto w = testing::matmul(128, 256, 64);
+  ops::MatmulGpuParams p;
+  p.bm = 64, p.bn = 64, p.bk = 8, p.tm = 4, p.tn = 4, p.vec = 4;
+  auto s = ops::schedule_matmul_gpu(w.args.back(), p);
+  auto k = build(w, s, "mm");
+  CHECK((k.launch.grid == std::array<int64_t, 3>{4, 2, 1}));
+  CHECK((k.launch.block == std::array<int64_t, 3>{16, 16, 1}));
+  CHECK(k.launch.shared_bytes == 2 * 64 * 8 * 4);
+  CHECK(k.artifact.first().static_shared_bytes == 2 * 64 * 8 * 4);
+  CHECK(k.artifact.first().shared_bytes == 0);
+  CHECK(k.ptx.find(".shared .align") != std::string::npos);
+  CHECK(k.ptx.find("bar.sync") != std::string::npos);
+  CHECK(k.ptx.find("fma.rn.f32") != std::string::npos);
+  int regs = require_ptxas_accepts(k);
+  if (regs >= 0) CHECK(regs <= 255);
   require_cpu_semantics(w, s);
 }
