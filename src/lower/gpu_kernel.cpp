@@ -54,6 +54,21 @@ bool is_barrier(const Stmt& s) {
   return c && c->op == Intrinsic::kSyncThreads;
 }
 
+// True when every execution of s passes a barrier before touching memory: s is a barrier, or starts
+// with one (through allocations, lets and loops that run at least once).
+bool starts_with_barrier(const Stmt& s) {
+  if (is_barrier(s)) return true;
+  if (auto* q = s.as<Seq>()) return !q->seq.empty() && starts_with_barrier(q->seq[0]);
+  if (auto* a = s.as<Allocate>()) return starts_with_barrier(a->body);
+  if (auto* l = s.as<LetStmt>()) return starts_with_barrier(l->body);
+  if (auto* a = s.as<AttrStmt>()) return starts_with_barrier(a->body);
+  if (auto* f = s.as<For>()) {
+    const int64_t* e = as_const_int(f->extent);
+    return !is_gpu_bound(f->for_kind) && e && *e >= 1 && starts_with_barrier(f->body);
+  }
+  return false;
+}
+
 class BarrierInserter : public IRMutator {
  protected:
   Stmt mutate_(const Seq* op, const Stmt& s) override {
@@ -83,9 +98,7 @@ class BarrierInserter : public IRMutator {
     if (!is_gpu_bound(op->for_kind)) {
       SharedAccess a;
       a.visit(body);
-      bool starts_with_barrier = false;
-      if (auto* sq = body.as<Seq>()) starts_with_barrier = !sq->seq.empty() && is_barrier(sq->seq[0]);
-      if (intersects(a.writes, a.reads) && !starts_with_barrier) body = Seq::make({barrier(), body});
+      if (intersects(a.writes, a.reads) && !starts_with_barrier(body)) body = Seq::make({barrier(), body});
     }
     if (body.same_as(op->body)) return s;
     return For::make(op->var, op->min, op->extent, op->for_kind, body);
