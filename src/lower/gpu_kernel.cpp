@@ -228,9 +228,25 @@ Stmt insert_gpu_barriers(const Stmt& s) { return BarrierInserter().mutate(s); }
 GpuLaunch infer_gpu_launch(const Stmt& body) {
   std::vector<Stmt> nests;
   root_nests(body, &nests);
-  TESSEL_CHECK(nests.size() <= 1) << "the schedule has " << nests.size()
-                                  << " loop nests at the root; a GPU kernel is one nest (compute_at or inline the "
-                                     "other stages inside the output's block loop)";
+  bool blocks = false;
+  auto has_block = [](const Stmt& st) {
+    bool found = false;
+    struct V : IRVisitor {
+      bool* f;
+      void visit_(const For* op) override {
+        if (is_block_bound(op->for_kind)) *f = true;
+        IRVisitor::visit_(op);
+      }
+    } v;
+    v.f = &found;
+    v.visit(st);
+    return found;
+  };
+  for (auto& n : nests) blocks |= has_block(n);
+  TESSEL_CHECK(nests.size() <= 1 || !blocks)
+      << "the schedule has " << nests.size()
+      << " loop nests at the root, bound to blocks; blocks do not wait for each other, so a GPU kernel is one "
+         "nest (compute_at or inline the other stages inside the output's block loop)";
   LaunchInference li;
   li.visit(body);
   TESSEL_CHECK(li.any_bound) << "no loop is bound to blockIdx or threadIdx, so the kernel would run on one GPU "
