@@ -4,8 +4,8 @@
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <iostream>
-#include <random>
 
+#include "codegen/test_util.h"
 #include "tessel/codegen/cuda.h"
 #include "tessel/ir/printer.h"
 #include "tessel/lower/lower.h"
@@ -13,15 +13,8 @@
 
 namespace tessel::gputest {
 
-inline uint64_t seed() {
-  static uint64_t s = [] {
-    uint64_t v = std::random_device{}();
-    if (const char* e = std::getenv("TESSEL_TEST_SEED")) v = std::strtoull(e, nullptr, 10);
-    std::cout << "test seed = " << v << " (set TESSEL_TEST_SEED to replay)\n";
-    return v;
-  }();
-  return s;
-}
+/** The test process's seed (TESSEL_TEST_SEED or random; printed once). */
+inline uint64_t seed() { return test::test_seed(); }
 
 /** True when ptxas exists; warns once otherwise (tests then check only what LLVM produced). */
 inline bool have_ptxas() {
