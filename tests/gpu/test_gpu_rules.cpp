@@ -1,0 +1,95 @@
+// The GPU sketch rules: random points of the generated spaces give schedules that pass the GPU checks
+// (or are rejected with a reason), build to PTX that ptxas accepts, and compute the right answer when
+// their IR runs on the CPU (against the operator's default CPU schedule).
+#include <cmath>
+#include <random>
+#include <set>
+
+#include "gpu_test_util.h"
+#include "tessel/codegen/jit.h"
+#include "tessel/ops/default_schedule.h"
+#include "tessel/tuner/search_space.h"
+
+using namespace tessel;
+using runtime::NDArray;
+
+namespace {
+
+std::vector<NDArray> run_on_cpu(const ir::LoweredFunc& f, size_t nin, uint64_t seed) {
+  std::vector<NDArray> arrays;
+  for (size_t i = 0; i < f.params.size(); ++i) {
+    std::vector<int64_t> shape;
+    for (auto& e : f.params[i]->shape) shape.push_back(*ir::as_const_int(e));
+    arrays.emplace_back(shape, runtime::DType::parse(f.params[i]->dtype.to_string()));
+    if (i < nin)
+      arrays.back().fill_random(seed + i, -1.0, 1.0);
+    else
+      arrays.back().fill_bytes(0xFF);
+  }
+  auto jit = codegen::JitModule::compile(f);
+  std::vector<void*> ptrs;
+  for (auto& a : arrays) ptrs.push_back(a.data());
+  jit->call_packed(ptrs.data());
+  return arrays;
+}
+
+}  // namespace
+
+TEST_CASE("gpu rules: random candidates are valid kernels with the right answer", "[gpu][rules]") {
+  const char* specs[] = {"matmul:M=64,N=64,K=32", "dense:M=16,N=32,K=64", "conv2d_nhwc:H=8,W=8,CI=8,CO=16,pad=1",
+                         "conv2d_nchw:H=6,W=6,CI=4,CO=8,pad=1,activation=relu", "softmax:M=8,N=40",
+                         "layer_norm:M=4,N=24", "add:M=5,N=77", "max_pool:C=4,H=8,W=8"};
+  std::mt19937_64 rng(gputest::seed());
+  for (const char* spec : specs) {
+    auto w = std::make_shared<const workload::Workload>(workload::from_spec(spec));
+    auto space = tuner::make_gpu_rule_space(w);
+    INFO(spec);
+    REQUIRE_FALSE(space->knobs().empty());
+    ops::OpTensors t{w->inputs, w->outputs};
+    auto want = run_on_cpu(lower::lower(ops::default_schedule(t), w->args(), "ref"), w->inputs.size(), 99);
+    int built = 0, rejected = 0;
+    for (int trial = 0; trial < 40 && built < 3; ++trial) {
+      tuner::KnobValues k;
+      for (auto& kn : space->knobs()) k.push_back(std::uniform_int_distribution<int>(0, int(kn.options.size()) - 1)(rng));
+      std::vector<schedule::Step> trace;
+      if (!space->make_trace(k, &trace)) {
+        ++rejected;
+        continue;
+      }
+      schedule::Schedule s(w->outputs);
+      REQUIRE(s.apply_all(trace).is_ok());
+      ir::LoweredFunc f = lower::lower(s, w->args(), "cand");
+      Status valid = codegen::validate_gpu_kernel(f);
+      if (!valid) {
+        INFO(valid.message());
+        CHECK_FALSE(valid.message().empty());
+        ++rejected;
+        continue;
+      }
+      ++built;
+      auto kernel = codegen::build_cuda(f);
+      gputest::require_ptxas_accepts(kernel);
+      auto got = run_on_cpu(f, w->inputs.size(), 99);
+      for (size_t i = w->inputs.size(); i < got.size(); ++i)
+        for (int64_t e = 0; e < got[i].num_elements(); ++e) {
+          double g = got[i].get(e), r = want[i].get(e);
+          if (!(std::fabs(g - r) <= 1e-4 * std::max(1.0, std::fabs(r)))) {
+            INFO("schedule:\n" << s.to_string() << "element " << e << ": " << g << " vs " << r);
+            REQUIRE(false);
+          }
+        }
+    }
+    INFO("built " << built << ", rejected " << rejected);
+    CHECK(built >= 1);
+  }
+  // The knobs of a matmul: thread and per-thread tiles, the reduction slice, shared operands.
+  auto mm = tuner::make_gpu_rule_space(std::make_shared<const workload::Workload>(workload::from_spec("matmul:M=64,N=64,K=64")));
+  std::set<std::string> names;
+  for (auto& k : mm->knobs()) names.insert(k.name);
+  CHECK(names.count("C.gpu_tile.i"));
+  CHECK(names.count("C.gpu_tile.j"));
+  CHECK(names.count("C.gpu_tile.k"));
+  CHECK(names.count("C.shared.A"));
+  CHECK(names.count("C.shared.B"));
+  CHECK(names.count("C.fetch_vector"));
+}
