@@ -7,6 +7,7 @@
 
 #include "codegen/test_util.h"
 #include "tessel/codegen/cuda.h"
+#include "tessel/codegen/jit.h"
 #include "tessel/ir/printer.h"
 #include "tessel/lower/lower.h"
 #include "workloads.h"
@@ -54,6 +55,31 @@ inline void require_cpu_semantics(const testing::Workload& w, const schedule::Sc
   std::string err = testing::check_schedule(w, sch, seed());
   INFO(err);
   REQUIRE(err.empty());
+}
+
+/** JIT-runs f on the CPU: the first nin arguments are inputs (the given arrays, or seeded random values
+ *  when `inputs` is empty), the outputs are poisoned with NaN first. Returns all arguments. */
+inline std::vector<runtime::NDArray> run_on_cpu(const ir::LoweredFunc& f, size_t nin,
+                                                const std::vector<runtime::NDArray>& inputs, uint64_t seed = 0) {
+  std::vector<runtime::NDArray> arrays;
+  for (size_t i = 0; i < f.params.size(); ++i) {
+    if (i < nin && !inputs.empty()) {
+      arrays.push_back(inputs[i].copy());
+      continue;
+    }
+    std::vector<int64_t> shape;
+    for (auto& e : f.params[i]->shape) shape.push_back(*ir::as_const_int(e));
+    arrays.emplace_back(shape, runtime::DType::parse(f.params[i]->dtype.to_string()));
+    if (i < nin)
+      arrays.back().fill_random(seed + i, -1.0, 1.0);
+    else
+      arrays.back().fill_bytes(0xFF);
+  }
+  auto jit = codegen::JitModule::compile(f);
+  std::vector<void*> ptrs;
+  for (auto& a : arrays) ptrs.push_back(a.data());
+  jit->call_packed(ptrs.data());
+  return arrays;
 }
 
 }  // namespace tessel::gputest

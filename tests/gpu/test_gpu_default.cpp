@@ -10,29 +10,6 @@
 using namespace tessel;
 using runtime::NDArray;
 
-namespace {
-
-// Runs the function on copies of inputs; outputs are poisoned first.
-std::vector<NDArray> run_cpu(const ir::LoweredFunc& f, const std::vector<NDArray>& inputs, size_t nin) {
-  std::vector<NDArray> arrays;
-  for (size_t i = 0; i < f.params.size(); ++i) {
-    if (i < nin) {
-      arrays.push_back(inputs[i].copy());
-    } else {
-      std::vector<int64_t> shape;
-      for (auto& e : f.params[i]->shape) shape.push_back(*ir::as_const_int(e));
-      arrays.emplace_back(shape, runtime::DType::parse(f.params[i]->dtype.to_string()));
-      arrays.back().fill_bytes(0xFF);
-    }
-  }
-  auto jit = codegen::JitModule::compile(f);
-  std::vector<void*> ptrs;
-  for (auto& a : arrays) ptrs.push_back(a.data());
-  jit->call_packed(ptrs.data());
-  return arrays;
-}
-
-}  // namespace
 
 TEST_CASE("gpu default schedules of the operator library: PTX and CPU semantics", "[gpu][ops]") {
   const char* specs[] = {
@@ -75,8 +52,8 @@ TEST_CASE("gpu default schedules of the operator library: PTX and CPU semantics"
         inputs.back().fill_random(gputest::seed() + i, -1.0, 1.0);
       }
       ir::LoweredFunc cf = lower::lower(ops::default_schedule(t), w.args(), "ref");
-      auto got = run_cpu(gf, inputs, w.inputs.size());
-      auto want = run_cpu(cf, inputs, w.inputs.size());
+      auto got = gputest::run_on_cpu(gf, w.inputs.size(), inputs);
+      auto want = gputest::run_on_cpu(cf, w.inputs.size(), inputs);
       for (size_t i = w.inputs.size(); i < got.size(); ++i)
         for (int64_t e = 0; e < got[i].num_elements(); ++e) {
           double g = got[i].get(e), r = want[i].get(e);

@@ -13,27 +13,6 @@
 using namespace tessel;
 using runtime::NDArray;
 
-namespace {
-
-std::vector<NDArray> run_on_cpu(const ir::LoweredFunc& f, size_t nin, uint64_t seed) {
-  std::vector<NDArray> arrays;
-  for (size_t i = 0; i < f.params.size(); ++i) {
-    std::vector<int64_t> shape;
-    for (auto& e : f.params[i]->shape) shape.push_back(*ir::as_const_int(e));
-    arrays.emplace_back(shape, runtime::DType::parse(f.params[i]->dtype.to_string()));
-    if (i < nin)
-      arrays.back().fill_random(seed + i, -1.0, 1.0);
-    else
-      arrays.back().fill_bytes(0xFF);
-  }
-  auto jit = codegen::JitModule::compile(f);
-  std::vector<void*> ptrs;
-  for (auto& a : arrays) ptrs.push_back(a.data());
-  jit->call_packed(ptrs.data());
-  return arrays;
-}
-
-}  // namespace
 
 TEST_CASE("gpu rules: random candidates are valid kernels with the right answer", "[gpu][rules]") {
   const char* specs[] = {"matmul:M=64,N=64,K=32", "dense:M=16,N=32,K=64", "conv2d_nhwc:H=8,W=8,CI=8,CO=16,pad=1",
@@ -46,7 +25,7 @@ TEST_CASE("gpu rules: random candidates are valid kernels with the right answer"
     INFO(spec);
     REQUIRE_FALSE(space->knobs().empty());
     ops::OpTensors t{w->inputs, w->outputs};
-    auto want = run_on_cpu(lower::lower(ops::default_schedule(t), w->args(), "ref"), w->inputs.size(), 99);
+    auto want = gputest::run_on_cpu(lower::lower(ops::default_schedule(t), w->args(), "ref"), w->inputs.size(), {}, 99);
     int built = 0, rejected = 0;
     for (int trial = 0; trial < 40 && built < 3; ++trial) {
       tuner::KnobValues k;
@@ -69,7 +48,7 @@ TEST_CASE("gpu rules: random candidates are valid kernels with the right answer"
       ++built;
       auto kernel = codegen::build_cuda(f);
       gputest::require_ptxas_accepts(kernel);
-      auto got = run_on_cpu(f, w->inputs.size(), 99);
+      auto got = gputest::run_on_cpu(f, w->inputs.size(), {}, 99);
       for (size_t i = w->inputs.size(); i < got.size(); ++i)
         for (int64_t e = 0; e < got[i].num_elements(); ++e) {
           double g = got[i].get(e), r = want[i].get(e);

@@ -374,13 +374,8 @@ class InjectiveRoot : public SketchRule {
   explicit InjectiveRoot(RuleSpaceParams p) : p_(std::move(p)) {}
   std::string name() const override { return "injective_root"; }
   bool applies(const StageInfo& s, const Schedule& sch) const override {
-    if (!s.is_injective) return false;
     // An epilogue fused into a multi-level-tiled producer is scheduled by that rule.
-    for (auto& st : sch.stages()) {
-      auto* c = te::as_compute(st->op);
-      if (c && c->reduce() && fusable_epilogue(sch, *st) == s.stage->name && has_data_reuse(st->op)) return false;
-    }
-    return true;
+    return s.is_injective && !is_tiled_epilogue(sch, *s.stage);
   }
   std::vector<int> declare(const StageInfo& s, const Schedule&, RuleContext& ctx) const override {
     int64_t total = 1;

@@ -214,12 +214,7 @@ class GpuInjectiveRoot : public SketchRule {
   explicit GpuInjectiveRoot(GpuRuleParams p) : p_(std::move(p)) {}
   std::string name() const override { return "gpu_injective_root"; }
   bool applies(const StageInfo& s, const Schedule& sch) const override {
-    if (!s.is_injective) return false;
-    for (auto& st : sch.stages()) {  // an epilogue is scheduled by the tiling rule of its producer
-      auto* c = te::as_compute(st->op);
-      if (c && c->reduce() && fusable_epilogue(sch, *st) == s.stage->name && has_data_reuse(st->op)) return false;
-    }
-    return true;
+    return s.is_injective && !is_tiled_epilogue(sch, *s.stage);
   }
   std::vector<int> declare(const StageInfo& s, const Schedule&, RuleContext& ctx) const override {
     int64_t total = 1;

@@ -60,4 +60,12 @@ std::string fusable_epilogue(const Schedule& s, const Stage& producer) {
   return e->name;
 }
 
+bool is_tiled_epilogue(const Schedule& sch, const Stage& stage) {
+  for (auto& st : sch.stages()) {
+    auto* c = te::as_compute(st->op);
+    if (c && c->reduce() && fusable_epilogue(sch, *st) == stage.name && has_data_reuse(st->op)) return true;
+  }
+  return false;
+}
+
 }  // namespace tessel::tuner::rule_util

@@ -20,6 +20,9 @@ std::vector<std::string> effective_consumers(const schedule::Schedule& s, const 
 std::vector<int64_t> data_extents(const schedule::Stage& st);
 /** The elementwise output a reduction can be fused into (its only consumer, same data shape), or "". */
 std::string fusable_epilogue(const schedule::Schedule& s, const schedule::Stage& producer);
+/** True when stage is the fused elementwise epilogue of a reduction with data reuse (the tiling rule of
+ *  that reduction schedules it). */
+bool is_tiled_epilogue(const schedule::Schedule& s, const schedule::Stage& stage);
 /** The rule inlining elementwise intermediates (the first rule of both default rule lists). */
 std::shared_ptr<const SketchRule> inline_injective_rule();
 
