@@ -65,6 +65,8 @@ int64_t known_multiple(const Expr& e) {
   if (auto* a = e.as<Add>()) return std::min(known_multiple(a->a), known_multiple(a->b));
   if (auto* s = e.as<Sub>()) return std::min(known_multiple(s->a), known_multiple(s->b));
   if (auto* m = e.as<Mul>()) return std::min(kCap, known_multiple(m->a) * known_multiple(m->b));
+  // Floor modulo: a - c * floor(a / c) is a multiple of whatever power of two divides both a and c.
+  if (auto* m = e.as<Mod>()) return std::min(known_multiple(m->a), known_multiple(m->b));
   if (auto* c = e.as<Cast>()) return c->value.dtype().is_integer() ? known_multiple(c->value) : 1;
   return 1;
 }

@@ -81,6 +81,16 @@ TEST_CASE("gpu matmul: shared-memory tiles, register accumulators, unrolled and 
   CHECK(k.ptx.find(".shared .align") != std::string::npos);
   CHECK(k.ptx.find("bar.sync") != std::string::npos);
   CHECK(k.ptx.find("fma.rn.f32") != std::string::npos);
+  // Both cooperative fetches load 4-wide vectors from global memory; the products read shared memory
+  // 4-wide (the accumulators' operands are adjacent after unrolling).
+  auto count = [&](const std::string& what) {
+    size_t n = 0;
+    for (size_t p = k.ptx.find(what); p != std::string::npos; p = k.ptx.find(what, p + 1)) ++n;
+    return n;
+  };
+  CHECK(count("ld.global.nc.v4.f32") == 2);
+  CHECK(count("ld.global.nc.f32") == 0);
+  CHECK(count("ld.shared.v4.f32") >= 8);
   int regs = require_ptxas_accepts(k);
   if (regs >= 0) CHECK(regs <= 255);
   require_cpu_semantics(w, s);
