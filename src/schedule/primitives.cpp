@@ -509,6 +509,12 @@ struct Primitives {
     st.annotations[x.axis] = x.thread_tag;
   }
 
+  void set_scope(const SetScopeStep& x) {
+    Stage& st = stage(x.stage);
+    TESSEL_CHECK(!st.is_output) << "stage " << x.stage << " is an output; it lives in the caller's (global) memory";
+    st.scope = parse_scope(x.scope);
+  }
+
   // GPU index tags of the loops enclosing stage st (through its compute_at chain), outermost first.
   std::vector<std::pair<std::string, std::string>> enclosing_tags(const Stage& st) {
     std::vector<std::pair<std::string, std::string>> out;
@@ -603,6 +609,7 @@ Status Schedule::apply_step(const Step& step) {
         else if constexpr (std::is_same_v<T, PragmaStep>) p.pragma(x);
         else if constexpr (std::is_same_v<T, TransformLayoutStep>) p.transform_layout(x);
         else if constexpr (std::is_same_v<T, BindStep>) p.bind(x);
+        else if constexpr (std::is_same_v<T, SetScopeStep>) p.set_scope(x);
       },
       step);
   p.validate_attachments();
@@ -702,6 +709,9 @@ void Schedule::storage_align(const std::string& stage, int dim, int64_t factor, 
 }
 void Schedule::bind(const std::string& stage, const std::string& axis, const std::string& thread_tag) {
   throw_if(apply(BindStep{stage, axis, thread_tag}));
+}
+void Schedule::set_scope(const std::string& stage, const std::string& scope) {
+  throw_if(apply(SetScopeStep{stage, scope}));
 }
 void Schedule::pragma(const std::string& stage, const std::string& axis, const std::string& key, int64_t value) {
   throw_if(apply(PragmaStep{stage, axis, key, value}));

@@ -149,3 +149,44 @@ TEST_CASE("gpu conv2d NHWC: filter slice in shared memory, register tile, paddin
   require_ptxas_accepts(k);
   require_cpu_semantics(w, s);
 }
+
+TEST_CASE("gpu cross-thread reduction: rfactor into shared memory, threads reduce slices", "[gpu]") {
+  // 6 long rows: one block per row, 64 threads each summing a strided slice into shared memory, then
+  // every thread adds the 64 partial sums (in registers) and stores the same total.
+  te::Tensor X = placeholder({6, 1000}, DataType::float32(), "X");
+  IterVar k = reduce_axis(1000, "k");
+  te::Tensor S = compute({6}, [&](Var i) { return sum(X(i, k->var), {k}); }, "S");
+  testing::Workload w{"row_sum", {X, S}, 1, nullptr, 1e-4};
+  w.reference = [](std::vector<NDArray*>& t) {
+    for (int i = 0; i < 6; ++i) {
+      double s = 0;
+      for (int j = 0; j < 1000; ++j) s += t[0]->get(i * 1000 + j);
+      t[1]->set(i, s);
+    }
+  };
+  schedule::Schedule s({S});
+  std::string sl = s.cache_write("S", "local");
+  auto [ko, ki] = s.split(sl, "k", 64);
+  std::string rf = s.rfactor(sl, ki);  // S.local.rf[k.i, i] = sum over k.o
+  s.set_scope(rf, "shared");
+  s.bind("S", "i", "blockIdx.x");
+  s.compute_at(sl, "S", "i");
+  s.compute_at(rf, "S", "i");
+  s.bind(rf, s.leaf_names(rf)[0], "threadIdx.x");
+  auto k2 = build(w, s, "row_sum");
+  CHECK((k2.launch.grid == std::array<int64_t, 3>{6, 1, 1}));
+  CHECK((k2.launch.block == std::array<int64_t, 3>{64, 1, 1}));
+  CHECK(k2.launch.shared_bytes == 64 * 4);
+  std::string text = ir::to_string(k2.device_func);
+  INFO(text);
+  size_t fill = text.find("S.local.rf[");
+  size_t sync = text.find("sync_threads()");
+  size_t use = text.find("S.local.rf[", text.find("S.local[0] = 0"));
+  CHECK(fill < sync);
+  CHECK(sync < use);
+  require_ptxas_accepts(k2);
+  require_cpu_semantics(w, s);
+  // The trace keeps the scope.
+  auto j = schedule::trace_to_json(s.trace());
+  CHECK(j.dump().find(R"({"kind":"set_scope","scope":"shared","stage":"S.local.rf"})") != std::string::npos);
+}

@@ -100,6 +100,8 @@ class Schedule {
   void transform_layout(const std::string& stage, int dim, int64_t factor);
   /** Binds a leaf loop to a GPU index ("blockIdx.x", "threadIdx.y", "vthread", ...). */
   void bind(const std::string& stage, const std::string& axis, const std::string& thread_tag);
+  /** Stores the stage's buffer in scope ("global", "local" or "shared"). */
+  void set_scope(const std::string& stage, const std::string& scope);
 
   const std::vector<Step>& trace() const { return trace_; }
   const std::vector<std::shared_ptr<Stage>>& stages() const { return stages_; }
