@@ -17,7 +17,8 @@ using runtime::NDArray;
 TEST_CASE("gpu rules: random candidates are valid kernels with the right answer", "[gpu][rules]") {
   const char* specs[] = {"matmul:M=64,N=64,K=32", "dense:M=16,N=32,K=64", "conv2d_nhwc:H=8,W=8,CI=8,CO=16,pad=1",
                          "conv2d_nchw:H=6,W=6,CI=4,CO=8,pad=1,activation=relu", "softmax:M=8,N=40",
-                         "layer_norm:M=4,N=24", "add:M=5,N=77", "max_pool:C=4,H=8,W=8"};
+                         "layer_norm:M=4,N=24", "add:M=5,N=77", "max_pool:C=4,H=8,W=8",
+                         "reduce:D0=3,D1=1000,op=sum,axes=1"};
   std::mt19937_64 rng(gputest::seed());
   for (const char* spec : specs) {
     auto w = std::make_shared<const workload::Workload>(workload::from_spec(spec));
@@ -71,4 +72,32 @@ TEST_CASE("gpu rules: random candidates are valid kernels with the right answer"
   CHECK(names.count("C.shared.A"));
   CHECK(names.count("C.shared.B"));
   CHECK(names.count("C.fetch_vector"));
+  auto red = tuner::make_gpu_rule_space(
+      std::make_shared<const workload::Workload>(workload::from_spec("reduce:D0=3,D1=1000,op=sum,axes=1")));
+  int cross = -1;
+  for (size_t i = 0; i < red->knobs().size(); ++i)
+    if (red->knobs()[i].name.find(".cross_thread") != std::string::npos) cross = int(i);
+  REQUIRE(cross >= 0);
+  // Every cross-thread width gives a valid kernel with the right sums.
+  const auto& rw = red->workload();
+  ops::OpTensors rt{rw.inputs, rw.outputs};
+  auto want = gputest::run_on_cpu(lower::lower(ops::default_schedule(rt), rw.args(), "ref"), rw.inputs.size(), {}, 5);
+  for (size_t o = 1; o < red->knobs()[cross].options.size(); ++o) {
+    tuner::KnobValues k(red->knobs().size(), 0);
+    k[cross] = int(o);
+    std::vector<schedule::Step> trace;
+    Status made = red->make_trace(k, &trace);
+    INFO(made.message());
+    REQUIRE(made.is_ok());
+    schedule::Schedule s(rw.outputs);
+    REQUIRE(s.apply_all(trace).is_ok());
+    ir::LoweredFunc f = lower::lower(s, rw.args(), "cross");
+    auto kernel = codegen::build_cuda(f);
+    CHECK(kernel.launch.block[0] == red->knobs()[cross].options[o][0]);
+    CHECK(kernel.launch.grid[0] == 3);
+    gputest::require_ptxas_accepts(kernel);
+    auto got = gputest::run_on_cpu(f, rw.inputs.size(), {}, 5);
+    for (int64_t e = 0; e < got[1].num_elements(); ++e)
+      CHECK(std::fabs(got[1].get(e) - want[1].get(e)) <= 1e-4 * std::max(1.0, std::fabs(want[1].get(e))));
+  }
 }

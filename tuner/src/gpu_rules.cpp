@@ -8,10 +8,11 @@
 //                          cached in shared memory at the innermost R0 loop, fetched cooperatively by all
 //                          threads with vector loads; auto-unroll as a knob
 //   GpuReduction           other reductions: one output per thread (fused data axes over blocks and
-//                          threads), or computed inside the thread of its only consumer (or of the output)
+//                          threads), or computed inside the thread of its only consumer (or of the output);
+//                          an output with a long reduction over few outputs may instead use a block per
+//                          output whose threads reduce slices into a shared rfactor stage (cross_thread)
 //   GpuInjectiveRoot       elementwise outputs: fused, vectorized, split over blocks and threads
-// Cross-thread reductions (rfactor + warp shuffles) are not generated yet: a reduction with little
-// spatial parallelism runs on few threads.
+// Cross-thread reductions go through shared memory (rfactor + set_scope), not warp shuffles.
 #include <algorithm>
 
 #include "rule_util.h"
@@ -182,10 +183,45 @@ class GpuReduction : public SketchRule {
   std::vector<int> declare(const StageInfo& s, const Schedule& sch, RuleContext& ctx) const override {
     int64_t total = 1;
     for (auto e : data_extents(*s.stage)) total *= e;
-    return {ctx.add_knob({s.stage->name + ".threads", options_of(p_.thread_options, std::max<int64_t>(total, 32))})};
+    std::vector<int> k{ctx.add_knob({s.stage->name + ".threads", options_of(p_.thread_options, std::max<int64_t>(total, 32))})};
+    if (cross_thread_candidate(s)) {  // threads per output (0: one thread per output)
+      std::vector<std::vector<int64_t>> opts{{0}};
+      for (auto& o : options_of(p_.thread_options, s.stage->root_axes.back()->extent)) opts.push_back(o);
+      k.push_back(ctx.add_knob({s.stage->name + ".cross_thread", opts}));
+    }
+    return k;
+  }
+  // An output reducing a long innermost axis over few outputs: several threads can share each output.
+  static bool cross_thread_candidate(const StageInfo& s) {
+    int64_t spatial = 1;
+    for (auto e : data_extents(*s.stage)) spatial *= e;
+    auto& last = s.stage->root_axes.back();
+    return s.is_output && last->kind == ir::IterKind::kReduce && last->extent >= 64 && spatial <= 16384;
+  }
+  // One block per output: its threads reduce strided slices into a shared rfactor stage, then every
+  // thread adds the partial sums in registers and stores the (same) result.
+  static Status cross_thread(const StageInfo& s, Schedule& sch, int64_t threads) {
+    const std::string& n = s.stage->name;
+    std::string local = sch.cache_write(n, "local");
+    auto [ro, ri] = sch.split(local, sch.stage(local).root_axes.back()->name, threads);
+    std::string rf = sch.rfactor(local, ri);
+    sch.set_scope(rf, "shared");
+    std::vector<std::string> data;
+    for (auto& a : sch.stage(n).leaf_axes) data.push_back(a->name);
+    std::string bx = data.size() > 1 ? sch.fuse(n, data) : data[0];
+    for (auto& [st, axis, tag] : {std::tuple{n, bx, "blockIdx.x"}}) {
+      Status r = sch.apply(schedule::BindStep{st, axis, tag});
+      if (!r) return r;
+    }
+    for (auto& st : {local, rf}) {
+      Status r = sch.apply(schedule::ComputeAtStep{st, n, bx});
+      if (!r) return r;
+    }
+    return sch.apply(schedule::BindStep{rf, sch.leaf_names(rf).front(), "threadIdx.x"});
   }
   Status apply(const StageInfo& s, Schedule& sch, const std::vector<int>& k, const RuleContext& ctx) const override {
     const std::string& n = s.stage->name;
+    if (cross_thread_candidate(s) && ctx.option(k[1])[0] > 0) return cross_thread(s, sch, ctx.option(k[1])[0]);
     if (!s.is_output) {  // inside its consumer's thread, else the output's (consumers are scheduled first)
       auto cons = effective_consumers(sch, n);
       std::string target = cons.size() == 1 ? cons[0] : sch.outputs().size() == 1 ? sch.outputs()[0].name() : "";
