@@ -33,7 +33,7 @@ bool is_c_identifier(const std::string& s) {
 // Builds the PTX kernel and writes OUTPUT.ptx and OUTPUT.json.
 int write_cuda(const ir::LoweredFunc& f, const codegen::Target& target, const std::string& output,
                const std::string& function, bool quiet) {
-  codegen::CudaKernel ck = codegen::build_cuda(f, target);
+  codegen::CudaKernel ck = codegen::build_cuda(f, target, {}, /*assemble=*/true);  // registers, when ptxas exists
   codegen::write_cuda_kernel(ck, output);
   const auto& ki = ck.artifact.first();
   if (!quiet)

@@ -37,7 +37,7 @@ Status validate_gpu_kernel(const ir::LoweredFunc& f, const lower::GpuLimits& lim
   return st;
 }
 
-CudaKernel build_cuda(const ir::LoweredFunc& f, const Target& target, const lower::GpuLimits& limits) {
+CudaKernel build_cuda(const ir::LoweredFunc& f, const Target& target, const lower::GpuLimits& limits, bool assemble) {
   TESSEL_CHECK(target.is_cuda()) << "build_cuda: target '" << target.to_string()
                                  << "' is not a CUDA target (use \"cuda -arch=sm_90\")";
   CudaKernel k;
@@ -54,8 +54,17 @@ CudaKernel build_cuda(const ir::LoweredFunc& f, const Target& target, const lowe
   k.llvm_ir = detail::module_to_string(*m);
   k.ptx = detail::emit_machine_code(*m, *tm, /*object=*/false);
 
+  if (assemble && !find_ptxas().empty()) {
+    std::string log;
+    Status as = run_ptxas(k.ptx, target.cpu, &log, &k.registers);
+    TESSEL_ICHECK(as.is_ok()) << "ptxas rejected the PTX generated for " << f.name << ": " << as.message();
+    Status regs = lower::check_gpu_launch(k.launch, limits, k.registers);
+    TESSEL_CHECK(regs.is_ok()) << "invalid GPU kernel " << f.name << ": " << regs.message();
+  }
+
   GpuKernelInfo info;
   info.entry = f.name;
+  info.registers = k.registers;
   info.grid = k.launch.grid;
   info.block = k.launch.block;
   info.shared_bytes = opt.dynamic_shared ? k.launch.shared_bytes : 0;

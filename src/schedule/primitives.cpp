@@ -564,12 +564,12 @@ struct Primitives {
               << " but loop " << bit->second.second << " is bound to it with extent " << bit->second.first
               << "; one kernel has one grid";
         } else {
-          if (tag != "vthread")
-            for (auto& [otag, loop] : outer)
-              TESSEL_CHECK(otag != tag || st.scope == ir::MemScope::kShared)
-                  << "stage " << st.name << ", axis " << a->name << ": bound to " << tag << " inside loop " << loop
-                  << ", which is bound to " << tag << " too; only a shared-memory stage (cooperative fetching) may "
-                     "re-bind an enclosing thread index";
+          // A local stage has one copy per thread: every thread must compute all of it.
+          TESSEL_CHECK(tag == "vthread" || st.scope != ir::MemScope::kLocal)
+              << "stage " << st.name << ", axis " << a->name << ": bound to " << tag
+              << ", but the stage has local scope (one copy per thread), so each thread would fill only part of "
+                 "its copy; only a shared-memory stage (cooperative fetching) may bind thread indices inside a "
+                 "kernel (cache_read/set_scope \"shared\")";
           seen_thread = true;
           thread_loop = st.name + "." + a->name;
         }

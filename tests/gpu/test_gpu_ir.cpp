@@ -178,7 +178,20 @@ TEST_CASE("gpu validity: too many threads, too much shared memory are rejected w
   CHECK_THAT(st3.message(), Catch::Contains("262144 bytes of shared memory per block exceed the limit of 232448"));
   CHECK_THROWS_WITH(codegen::build_cuda(f3), Catch::Contains("invalid GPU kernel huge_shared"));
 
-  // Registers, when ptxas reports them.
+  // Registers, when ptxas reports them: build_cuda(..., assemble) fills them in and checks the limit.
+  if (gputest::have_ptxas()) {
+    te::Tensor A4, B4;
+    auto s4 = staged_copy(A4, B4, 1 << 12, 1 << 10);
+    LoweredFunc f4 = lower::lower(s4, {A4, B4}, "regs");
+    auto k4 = codegen::build_cuda(f4, codegen::Target::cuda(), {}, /*assemble=*/true);
+    CHECK(k4.registers > 0);
+    CHECK(k4.artifact.first().registers == k4.registers);
+    CHECK(codegen::to_json(k4.artifact)["registers"] == k4.registers);
+    lower::GpuLimits tight;
+    tight.max_registers_per_thread = 2;
+    CHECK_THROWS_WITH(codegen::build_cuda(f4, codegen::Target::cuda(), tight, true),
+                      Catch::Contains("invalid GPU kernel regs") && Catch::Contains("registers per thread exceed the limit of 2"));
+  }
   lower::GpuLaunch l;
   l.block = {1024, 1, 1};
   CHECK_THAT(lower::check_gpu_launch(l, {}, 128).message(), Catch::Contains("65536 registers"));
@@ -248,7 +261,15 @@ TEST_CASE("gpu schedule errors: illegal bindings give clear messages", "[gpu][er
              Catch::Contains("already annotated unroll"));
   CHECK_THAT(status([](schedule::Schedule& s) { s.bind("C", "i", "threadIdx.x"); }, schedule::SplitStep{"C", "i", 4}),
              Catch::Contains("cannot split an annotated loop"));
-  // A local stage may not re-bind the thread index of the loop it is computed in (only shared stages do).
+  // A local stage may not bind thread indices (one copy per thread); only shared stages do.
+  CHECK_THAT(status(
+                 [](schedule::Schedule& s) {
+                   std::string cl = s.cache_write("C", "local");
+                   s.bind("C", "i", "blockIdx.x");
+                   s.compute_at(cl, "C", "i");
+                 },
+                 schedule::BindStep{"C.local", "j", "threadIdx.y"}),
+             Catch::Contains("the stage has local scope (one copy per thread)"));
   CHECK_THAT(status(
                  [](schedule::Schedule& s) {
                    std::string cl = s.cache_write("C", "local");

@@ -21,6 +21,7 @@ struct CudaKernel {
   std::string llvm_ir;         // optimized LLVM IR, for debugging
   ir::LoweredFunc device_func; // the kernel's IR after barrier insertion
   lower::GpuLaunch launch;
+  int registers = -1;          // per thread, from ptxas (-1: not assembled)
 };
 
 /** Device-side checks without LLVM: barrier insertion, launch inference and limits. Returns the reason an
@@ -29,9 +30,11 @@ Status validate_gpu_kernel(const ir::LoweredFunc& f, const lower::GpuLimits& lim
                            lower::GpuLaunch* launch = nullptr, ir::LoweredFunc* device_func = nullptr);
 
 /** Builds the PTX kernel for f (target must be a cuda target). Throws UserError starting with
- *  "invalid GPU kernel" when validate_gpu_kernel fails, or naming what codegen does not support. */
+ *  "invalid GPU kernel" when validate_gpu_kernel fails, or naming what codegen does not support. With
+ *  assemble (and ptxas installed) the PTX is also assembled: registers are filled in and checked against
+ *  the limits (an invalid kernel throws as above; PTX that ptxas rejects throws InternalError). */
 CudaKernel build_cuda(const ir::LoweredFunc& f, const Target& target = Target::cuda(),
-                      const lower::GpuLimits& limits = {});
+                      const lower::GpuLimits& limits = {}, bool assemble = false);
 
 /** Writes PATH.ptx and PATH.json (the sidecar). Throws UserError when a file cannot be written. */
 void write_cuda_kernel(const CudaKernel& k, const std::string& path_without_extension);

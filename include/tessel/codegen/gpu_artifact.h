@@ -2,9 +2,10 @@
 // Header-only, depends only on nlohmann_json, so a measurement worker that links no LLVM can read it.
 //
 //   {"version":1, "kind":"ptx", "arch":"sm_90", "entry":"matmul", "grid":[32,32,1], "block":[16,16,1],
-//    "shared_bytes":0, "static_shared_bytes":8192, "args":["A","B","C"],
+//    "shared_bytes":0, "static_shared_bytes":8192, "registers":-1, "args":["A","B","C"],
 //    "params":[{"name":"A","dtype":"float32","shape":[512,512]}, ...],
-//    "kernels":[{"entry":"matmul","grid":[32,32,1],"block":[16,16,1],"shared_bytes":0,"static_shared_bytes":8192}]}
+//    "kernels":[{"entry":"matmul","grid":[32,32,1],"block":[16,16,1],"shared_bytes":0,"static_shared_bytes":8192,
+//                "registers":-1}]}
 //
 // The kernel takes one global pointer (.param .u64) per entry of "args", in that order (inputs, then
 // outputs, as the CPU NAME_packed takes them), and no scalars; buffers are dense row-major. Kernels in
@@ -28,6 +29,7 @@ struct GpuKernelInfo {
   std::array<int64_t, 3> grid{1, 1, 1}, block{1, 1, 1};
   int64_t shared_bytes = 0;         // dynamic shared memory per block, passed at launch
   int64_t static_shared_bytes = 0;  // declared in the PTX (informational)
+  int registers = -1;               // per thread when ptxas was run at build time, else -1 (informational)
 };
 
 /** A kernel argument: tensor name, dtype ("float32", ...) and shape. */
@@ -55,7 +57,8 @@ inline nlohmann::json gpu_kernel_to_json(const GpuKernelInfo& k) {
           {"grid", k.grid},
           {"block", k.block},
           {"shared_bytes", k.shared_bytes},
-          {"static_shared_bytes", k.static_shared_bytes}};
+          {"static_shared_bytes", k.static_shared_bytes},
+          {"registers", k.registers}};
 }
 
 /** The sidecar JSON (see the top of this file). */
@@ -97,6 +100,7 @@ inline GpuArtifact gpu_artifact_from_json(const nlohmann::json& j) {
       info.block = need(k, "block").get<std::array<int64_t, 3>>();
       info.shared_bytes = k.value("shared_bytes", int64_t(0));
       info.static_shared_bytes = k.value("static_shared_bytes", int64_t(0));
+      info.registers = k.value("registers", -1);
       return info;
     };
     if (j.contains("kernels")) {
