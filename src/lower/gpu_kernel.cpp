@@ -1,7 +1,8 @@
 // GPU kernel passes: barrier insertion, launch-shape inference with binding checks, limit checks.
 //
 // Guide:
-//  - SharedAccess: shared-scope buffers a statement reads and writes (deeply).
+//  - SharedAccess: shared-scope buffers a statement reads and writes (deeply), leaving out buffers
+//    indexed only by the variable of an enclosing thread loop (each thread's own slot).
 //  - BarrierInserter: per Seq, a barrier before the first statement that reads what an earlier one wrote
 //    since the last barrier (or writes what was read/written); per loop, one at the top of the body when
 //    the body both writes and reads a shared buffer (loop-carried write-after-read).
@@ -10,6 +11,7 @@
 //    the thread index (a thread loop shorter than the launch, or an if on a thread variable).
 #include "tessel/lower/gpu_kernel.h"
 
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -23,21 +25,43 @@ using namespace ir;
 
 namespace {
 
+// Shared buffers a statement reads and writes. An access whose index is exactly the variable of an
+// enclosing thread loop (`thread_vars`) touches only the current thread's slot: a buffer accessed only
+// that way (one variable) needs no barrier between its writes and reads.
 struct SharedAccess : IRVisitor {
+  explicit SharedAccess(const std::set<const VarNode*>& tv) : thread_vars(tv) {}
+  const std::set<const VarNode*>& thread_vars;
   std::set<const BufferNode*> reads, writes;
-  bool has_barrier = false;
   void visit_(const Load* op) override {
-    if (op->buffer->scope == MemScope::kShared) reads.insert(op->buffer.get());
+    note(op->buffer.get(), op->index, false);
     IRVisitor::visit_(op);
   }
   void visit_(const Store* op) override {
-    if (op->buffer->scope == MemScope::kShared) writes.insert(op->buffer.get());
+    note(op->buffer.get(), op->index, true);
     IRVisitor::visit_(op);
   }
-  void visit_(const Call* op) override {
-    if (op->op == Intrinsic::kSyncThreads) has_barrier = true;
-    IRVisitor::visit_(op);
+  /** Buffers every access of which (in what was visited) is the current thread's own slot. */
+  std::set<const BufferNode*> private_buffers() const {
+    std::set<const BufferNode*> out;
+    for (auto& [b, v] : own_slot)
+      if (v) out.insert(b);
+    return out;
   }
+  /** Forgets accesses to the given buffers. */
+  void drop(const std::set<const BufferNode*>& bs) {
+    for (auto* b : bs) reads.erase(b), writes.erase(b);
+  }
+
+ private:
+  void note(const BufferNode* b, const Expr& index, bool write) {
+    if (b->scope != MemScope::kShared) return;
+    (write ? writes : reads).insert(b);
+    auto* v = index.as<VarNode>();
+    const VarNode* own = v && thread_vars.count(v) ? v : nullptr;
+    auto [it, fresh] = own_slot.emplace(b, own);
+    if (!fresh && it->second != own) it->second = nullptr;
+  }
+  std::map<const BufferNode*, const VarNode*> own_slot;  // the one thread variable indexing b, or null
 };
 
 bool intersects(const std::set<const BufferNode*>& a, const std::set<const BufferNode*>& b) {
@@ -70,8 +94,27 @@ bool starts_with_barrier(const Stmt& s) {
 }
 
 class BarrierInserter : public IRMutator {
+ public:
+  explicit BarrierInserter(const Stmt& kernel) {
+    std::set<int> dims;
+    struct V : IRVisitor {
+      std::set<int>* d;
+      void visit_(const For* op) override {
+        if (is_thread_bound(op->for_kind)) d->insert(gpu_dim(op->for_kind));
+        IRVisitor::visit_(op);
+      }
+    } v;
+    v.d = &dims;
+    v.visit(kernel);
+    one_thread_dim_ = dims.size() <= 1;
+  }
+
  protected:
   Stmt mutate_(const Seq* op, const Stmt& s) override {
+    // Buffers private to each thread across the whole sequence: no ordering needed between threads.
+    SharedAccess whole(thread_vars_);
+    whole.visit(s);
+    std::set<const BufferNode*> own = whole.private_buffers();
     std::vector<Stmt> out;
     std::set<const BufferNode*> pending_r, pending_w;
     for (auto& c0 : op->seq) {
@@ -81,8 +124,9 @@ class BarrierInserter : public IRMutator {
         out.push_back(c);
         continue;
       }
-      SharedAccess a;
+      SharedAccess a(thread_vars_);
       a.visit(c);
+      a.drop(own);
       if (intersects(a.reads, pending_w) || intersects(a.writes, pending_r) || intersects(a.writes, pending_w)) {
         out.push_back(barrier());
         pending_r.clear(), pending_w.clear();
@@ -94,15 +138,24 @@ class BarrierInserter : public IRMutator {
     return Seq::make(out);
   }
   Stmt mutate_(const For* op, const Stmt& s) override {
+    // A thread variable names a thread's own slot only when it is the block's one thread dimension.
+    bool thread = is_thread_bound(op->for_kind) && one_thread_dim_;
+    if (thread) thread_vars_.insert(op->var.get());
     Stmt body = mutate(op->body);
+    if (thread) thread_vars_.erase(op->var.get());
     if (!is_gpu_bound(op->for_kind)) {
-      SharedAccess a;
+      SharedAccess a(thread_vars_);
       a.visit(body);
+      a.drop(a.private_buffers());
       if (intersects(a.writes, a.reads) && !starts_with_barrier(body)) body = Seq::make({barrier(), body});
     }
     if (body.same_as(op->body)) return s;
     return For::make(op->var, op->min, op->extent, op->for_kind, body);
   }
+
+ private:
+  std::set<const VarNode*> thread_vars_;
+  bool one_thread_dim_ = true;
 };
 
 std::string loop_desc(const For* op) {
@@ -223,7 +276,7 @@ void root_nests(const Stmt& s, std::vector<Stmt>* out) {
 
 }  // namespace
 
-Stmt insert_gpu_barriers(const Stmt& s) { return BarrierInserter().mutate(s); }
+Stmt insert_gpu_barriers(const Stmt& s) { return BarrierInserter(s).mutate(s); }
 
 GpuLaunch infer_gpu_launch(const Stmt& body) {
   std::vector<Stmt> nests;

@@ -102,6 +102,26 @@ TEST_CASE("gpu ir: barriers after shared writes, before rewrites in the next ite
   REQUIRE(inner);
   REQUIRE(inner->seq.size() == 3);
   CHECK(is_sync(inner->seq[1]));  // readers wait for the fetch
+  // Each thread's own slot (index = the thread variable): no barrier between its write and read; but a
+  // read of other threads' slots needs one, and so does the own-slot pattern on a 2-D block.
+  {
+    Buffer R = buf("R", 64, MemScope::kShared);
+    Var tt("tt"), jj("jj"), ty("ty");
+    Stmt own = loop(tt, 64,
+                    Allocate::make(R, Seq::make({Store::make(R, Load::make(G, tt), tt),
+                                                 Store::make(G, Load::make(R, tt) * 2.0f, tt)})),
+                    ForKind::kThreadIdxX);
+    Stmt o1 = lower::insert_gpu_barriers(own);
+    INFO(to_string(o1));
+    CHECK(to_string(o1).find("sync_threads") == std::string::npos);
+    Stmt others = loop(tt, 64,
+                       Allocate::make(R, Seq::make({Store::make(R, Load::make(G, tt), tt),
+                                                    loop(jj, 64, Store::make(G, Load::make(R, jj), tt))})),
+                       ForKind::kThreadIdxX);
+    CHECK(to_string(lower::insert_gpu_barriers(others)).find("sync_threads") != std::string::npos);
+    Stmt two_d = loop(ty, 2, own, ForKind::kThreadIdxY);  // threads (x, 0) and (x, 1) share slot x
+    CHECK(to_string(lower::insert_gpu_barriers(two_d)).find("sync_threads") != std::string::npos);
+  }
   // Without shared memory nothing changes (the same node comes back).
   Stmt plain = loop(t, 64, Store::make(G, Load::make(G, t) + 1.0f, t), ForKind::kThreadIdxX);
   CHECK(lower::insert_gpu_barriers(plain).same_as(plain));

@@ -184,6 +184,7 @@ TEST_CASE("gpu cross-thread reduction: rfactor into shared memory, threads reduc
   size_t use = text.find("S.local.rf[", text.find("S.local[0] = 0"));
   CHECK(fill < sync);
   CHECK(sync < use);
+  CHECK(text.find("sync_threads()", sync + 1) == std::string::npos);  // each thread's own slot: one barrier
   require_ptxas_accepts(k2);
   require_cpu_semantics(w, s);
   // The trace keeps the scope.

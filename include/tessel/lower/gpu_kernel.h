@@ -31,7 +31,8 @@ struct GpuLimits {
 
 /** Inserts sync_threads() where a shared buffer written by one statement of a sequence is read (or
  *  rewritten) by a later one, and at the top of a loop whose body writes a shared buffer it also reads
- *  (so the next iteration's writes wait for this iteration's reads). */
+ *  (so the next iteration's writes wait for this iteration's reads). A buffer indexed only by the variable
+ *  of an enclosing thread loop (each thread its own slot) needs none there. */
 ir::Stmt insert_gpu_barriers(const ir::Stmt& s);
 
 /** The launch shape of a kernel body; throws UserError naming the loop for illegal bindings: blocks
