@@ -12,12 +12,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <regex>
 #include <sstream>
 
 #include "llvm_module.h"
 #include "tessel/ir/printer.h"
 #include "tessel/support/error.h"
+#include "tessel/support/log.h"
 
 namespace tessel::codegen {
 
@@ -44,6 +46,8 @@ CudaKernel build_cuda(const ir::LoweredFunc& f, const Target& target, const lowe
   Status st = validate_gpu_kernel(f, limits, &k.launch, &k.device_func);
   TESSEL_CHECK(st.is_ok()) << "invalid GPU kernel " << f.name << ": " << st.message();
 
+  if (dump_ir_after("insert_gpu_barriers"))
+    std::cerr << "// ---- IR after insert_gpu_barriers ----\n" << ir::to_string(k.device_func);
   detail::GpuEmitOptions opt;
   opt.launch = k.launch;
   opt.dynamic_shared = k.launch.shared_bytes > limits.max_static_shared_bytes;
@@ -53,6 +57,8 @@ CudaKernel build_cuda(const ir::LoweredFunc& f, const Target& target, const lowe
   detail::optimize_module(*m, *tm);
   k.llvm_ir = detail::module_to_string(*m);
   k.ptx = detail::emit_machine_code(*m, *tm, /*object=*/false);
+  if (dump_ir_after("llvm")) std::cerr << "// ---- LLVM IR (NVPTX, optimized) ----\n" << k.llvm_ir;
+  if (dump_ir_after("ptx")) std::cerr << "// ---- PTX ----\n" << k.ptx;
 
   if (assemble && !find_ptxas().empty()) {
     std::string log;
