@@ -502,6 +502,7 @@ class FeatureVisitor : public IRVisitor {
           L[kUnrollNum] += 1, unroll_prod *= l.extent, L[kUnrollLen] = float(l.extent);
           L[kUnrollPos] = float(depth - 1 - i);
           break;
+        default:  // loops bound to GPU blocks/threads count as parallel loops (no GPU-specific features yet)
         case ForKind::kParallel:
           if (L[kParNum] == 0) L[kParLen] = float(l.extent), L[kParPos] = float(i);
           L[kParNum] += 1, par_prod *= l.extent;

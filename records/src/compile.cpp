@@ -57,11 +57,16 @@ CompiledKernel build_best(Database& db, const workload::Workload& w, const codeg
     if (k.match.rejected_traces)
       k.summary += "; skipped " + std::to_string(k.match.rejected_traces) + " record(s) whose trace no longer applies";
   } else {
-    sch.emplace(default_schedule(w));
+    if (target.is_cuda()) {
+      ops::OpTensors t{w.inputs, w.outputs};
+      sch.emplace(ops::default_gpu_schedule(t));
+    } else {
+      sch.emplace(default_schedule(w));
+    }
     k.summary = "tessel: " + options.name + " (" + w.name + "): default schedule: " + k.match.message;
   }
   k.func = lower::lower(*sch, w.args(), options.name, options.lower);
-  if (options.jit) k.module = codegen::JitModule::compile(k.func, target);
+  if (options.jit && !target.is_cuda()) k.module = codegen::JitModule::compile(k.func, target);
   if (options.report)
     options.report(k.summary);
   else

@@ -8,6 +8,11 @@
 //  - emit_parallel_for        outlines a parallel loop body into an internal function taking its free
 //                             variables as (noalias) parameters, a task wrapper unpacking a closure struct,
 //                             and a call to tessel_parallel_for (see c_runtime.h).
+//  - GPU (NVPTX) mode, when emit_module gets GpuEmitOptions: emit_kernel makes a void kernel taking
+//                             ptr addrspace(1) per buffer; loops bound to blockIdx/threadIdx read the
+//                             special registers (emit_gpu_bound_for); shared buffers are addrspace(3)
+//                             globals (or slices of the dynamic shared array), local ones allocas;
+//                             sync_threads() is llvm.nvvm.barrier0; exp/log/tanh/erf use ex2/lg2.approx.
 //  - LaneProjector            scalarizes one lane of a vector expression (for a vector if_then_else whose
 //                             branches must not be evaluated on the lanes not chosen).
 // Register types: bool is i1, bfloat16 is its i16 bit pattern (arithmetic goes through float32),
@@ -18,6 +23,7 @@
 #include <llvm/IR/Function.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Module.h>
@@ -59,6 +65,8 @@ int64_t known_multiple(const Expr& e) {
   if (auto* a = e.as<Add>()) return std::min(known_multiple(a->a), known_multiple(a->b));
   if (auto* s = e.as<Sub>()) return std::min(known_multiple(s->a), known_multiple(s->b));
   if (auto* m = e.as<Mul>()) return std::min(kCap, known_multiple(m->a) * known_multiple(m->b));
+  // Floor modulo: a - c * floor(a / c) is a multiple of whatever power of two divides both a and c.
+  if (auto* m = e.as<Mod>()) return std::min(known_multiple(m->a), known_multiple(m->b));
   if (auto* c = e.as<Cast>()) return c->value.dtype().is_integer() ? known_multiple(c->value) : 1;
   return 1;
 }
@@ -140,10 +148,13 @@ class UseCollector : public IRVisitor {
 
 class CodeGen {
  public:
-  CodeGen(llvm::LLVMContext& ctx, llvm::Module& m, llvm::TargetMachine& tm)
-      : ctx_(ctx), mod_(m), b_(ctx), cpu_(tm.getTargetCPU().str()), features_(tm.getTargetFeatureString().str()) {}
+  CodeGen(llvm::LLVMContext& ctx, llvm::Module& m, llvm::TargetMachine& tm, const GpuEmitOptions* gpu = nullptr)
+      : ctx_(ctx), mod_(m), b_(ctx), cpu_(tm.getTargetCPU().str()), features_(tm.getTargetFeatureString().str()),
+        gpu_(gpu) {}
 
   void emit_function(const LoweredFunc& f);
+  /** GPU mode: the kernel NAME(ptr addrspace(1) a0, ...) with nvvm.annotations. */
+  void emit_kernel(const LoweredFunc& f);
 
  private:
   // ---- types -------------------------------------------------------------------------------------
@@ -256,6 +267,13 @@ class CodeGen {
   std::string func_name_;
   llvm::Function* fn_ = nullptr;
   bool in_parallel_ = false;
+  const GpuEmitOptions* gpu_ = nullptr;
+  llvm::GlobalVariable* dyn_shared_ = nullptr;  // the extern dynamic shared array (GPU, large shared)
+  int64_t dyn_shared_offset_ = 0;
+  void emit_gpu_bound_for(const For* op);
+  void emit_gpu_allocate(const Allocate* op);
+  Value* emit_gpu_math(Intrinsic op, const std::vector<Value*>& a, DataType t);
+  Value* nvvm_unary(llvm::Intrinsic::ID id, Value* x, DataType t);
   int num_parallel_ = 0;
   std::unordered_map<const VarNode*, Value*> vars_;
   std::unordered_map<const BufferNode*, Value*> bufs_;
@@ -752,6 +770,8 @@ Value* CodeGen::call_libm(const std::string& name, Value* x, DataType t) {
 Value* CodeGen::emit_math(Intrinsic op, std::vector<Value*> a, DataType t) {
   // t is float32 or float64 (with lanes).
   bool f32 = t.bits == 32;
+  if (gpu_)
+    if (Value* v = emit_gpu_math(op, a, t)) return v;
   switch (op) {
     case Intrinsic::kExp:
       return b_.CreateUnaryIntrinsic(llvm::Intrinsic::exp, a[0]);
@@ -791,7 +811,11 @@ Value* CodeGen::emit_call(const Call* op) {
     case Intrinsic::kIfThenElse:
       return emit_if_then_else(op);
     case Intrinsic::kPrefetch:
+      if (gpu_) return b_.getInt32(0);
       return emit_prefetch(op);
+    case Intrinsic::kSyncThreads:
+      if (gpu_) b_.CreateCall(llvm::Intrinsic::getDeclaration(&mod_, llvm::Intrinsic::nvvm_barrier0));
+      return b_.getInt32(0);  // a CPU runs the threads of a block one after another: nothing to wait for
     case Intrinsic::kAbs:
       if (t.is_int()) return b_.CreateBinaryIntrinsic(llvm::Intrinsic::abs, emit(op->args[0]), b_.getFalse());
       if (!t.is_float()) return emit(op->args[0]);  // unsigned and bool
@@ -824,8 +848,11 @@ void CodeGen::emit(const Stmt& s) {
   switch (s.kind()) {
     case StmtKind::For: {
       auto* op = s.as<For>();
+      if (gpu_ && is_gpu_bound(op->for_kind)) return emit_gpu_bound_for(op);
+      TESSEL_CHECK(!(gpu_ && op->for_kind == ForKind::kParallel))
+          << "codegen: parallel loop " << op->var.name() << " in a GPU kernel; bind it to blockIdx/threadIdx";
       if (op->for_kind == ForKind::kParallel && !in_parallel_) return emit_parallel_for(op);
-      return emit_for(op);
+      return emit_for(op);  // a loop bound to a GPU index runs as a serial loop on a CPU
     }
     case StmtKind::Store:
       return emit_store(s.as<Store>());
@@ -1006,6 +1033,7 @@ void CodeGen::emit_parallel_for(const For* op) {
 }
 
 void CodeGen::emit_allocate(const Allocate* op) {
+  if (gpu_) return emit_gpu_allocate(op);
   const Buffer& buf = op->buffer;
   TESSEL_ICHECK(buf) << "Allocate of a null buffer";
   int64_t eb = buf->dtype.bytes_per_lane() * buf->dtype.lanes;
@@ -1041,14 +1069,183 @@ void CodeGen::emit_allocate(const Allocate* op) {
   if (heap) b_.CreateCall(runtime_fn("tessel_free_aligned"), {ptr});
 }
 
+// =================================================================================================
+// GPU (NVPTX)
+// =================================================================================================
+
+void CodeGen::emit_kernel(const LoweredFunc& f) {
+  TESSEL_ICHECK(gpu_) << "emit_kernel without GPU options";
+  TESSEL_CHECK(!f.name.empty()) << "codegen: function needs a name";
+  TESSEL_ICHECK(f.body.defined()) << "codegen: function " << f.name << " has no body";
+  func_name_ = f.name;
+  llvm::Type* gptr = llvm::PointerType::get(ctx_, 1);
+  std::vector<llvm::Type*> params(f.params.size(), gptr);
+  auto* fn = llvm::Function::Create(llvm::FunctionType::get(b_.getVoidTy(), params, false),
+                                    llvm::Function::ExternalLinkage, f.name, mod_);
+  set_function_attrs(fn);
+  for (size_t i = 0; i < f.params.size(); ++i) {
+    const auto& buf = f.params[i];
+    auto* arg = fn->getArg(unsigned(i));
+    arg->setName(buf->name);
+    arg->addAttr(llvm::Attribute::NoAlias);
+    arg->addAttr(llvm::Attribute::NoUndef);
+    // cudaMalloc gives 256-byte aligned pointers; promise what the buffer declares, at most 16 bytes.
+    int64_t a = is_power_of_two(buf->align_bytes) ? std::min<int64_t>(buf->align_bytes, 16) : 1;
+    arg->addAttrs(llvm::AttrBuilder(ctx_).addAlignmentAttr(llvm::Align(uint64_t(a))));
+    bufs_[buf.get()] = arg;
+    vars_[buf->data.get()] = arg;
+  }
+  fn_ = fn;
+  // nvvm.annotations: the kernel flag and the block shape (lets ptxas budget registers).
+  auto* md = mod_.getOrInsertNamedMetadata("nvvm.annotations");
+  auto annot = [&](const char* key, int64_t v) {
+    md->addOperand(llvm::MDNode::get(ctx_, {llvm::ValueAsMetadata::get(fn), llvm::MDString::get(ctx_, key),
+                                            llvm::ConstantAsMetadata::get(b_.getInt32(uint32_t(v)))}));
+  };
+  annot("kernel", 1);
+  annot("maxntidx", gpu_->launch.block[0]);
+  annot("maxntidy", gpu_->launch.block[1]);
+  annot("maxntidz", gpu_->launch.block[2]);
+  if (gpu_->dynamic_shared) {
+    dyn_shared_ = new llvm::GlobalVariable(mod_, llvm::ArrayType::get(b_.getInt8Ty(), 0), false,
+                                           llvm::GlobalValue::ExternalLinkage, nullptr, "__tessel_dynamic_shared",
+                                           nullptr, llvm::GlobalValue::NotThreadLocal, 3);
+    dyn_shared_->setAlignment(llvm::Align(16));
+  }
+  b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", fn));
+  emit(f.body);
+  b_.CreateRetVoid();
+  bufs_.clear();
+  vars_.clear();
+}
+
+void CodeGen::emit_gpu_bound_for(const For* op) {
+  int d = gpu_dim(op->for_kind);
+  static const llvm::Intrinsic::ID kTid[] = {llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x,
+                                             llvm::Intrinsic::nvvm_read_ptx_sreg_tid_y,
+                                             llvm::Intrinsic::nvvm_read_ptx_sreg_tid_z};
+  static const llvm::Intrinsic::ID kCtaid[] = {llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x,
+                                               llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_y,
+                                               llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_z};
+  bool block = is_block_bound(op->for_kind);
+  Value* idx = b_.CreateCall(llvm::Intrinsic::getDeclaration(&mod_, block ? kCtaid[d] : kTid[d]));
+  idx = b_.CreateIntCast(idx, reg_type(op->var.dtype()), false, op->var.name());
+  Value* v = b_.CreateAdd(emit(op->min), idx);
+  const int64_t* ext = as_const_int(op->extent);
+  int64_t launch = block ? gpu_->launch.grid[d] : gpu_->launch.block[d];
+  TESSEL_ICHECK(ext && *ext <= launch) << "codegen: loop " << op->var.name() << " bound to "
+                                       << for_kind_name(op->for_kind) << " is longer than the launch";
+  ScopedVar bind(this, op->var.get(), v);
+  if (*ext == launch) return emit(op->body);
+  emit_branches(
+      b_.CreateICmpSLT(idx, const_int(op->var.dtype(), *ext)),
+      [&]() -> Value* {
+        emit(op->body);
+        return nullptr;
+      },
+      [&]() -> Value* { return nullptr; });
+}
+
+void CodeGen::emit_gpu_allocate(const Allocate* op) {
+  const Buffer& buf = op->buffer;
+  int64_t eb = buf->dtype.bytes_per_lane() * buf->dtype.lanes;
+  int64_t n = 1;
+  for (auto& s : buf->shape) {
+    const int64_t* c = as_const_int(s);
+    TESSEL_CHECK(c) << "codegen: GPU buffer " << buf->name << " needs a constant shape";
+    n *= *c;
+  }
+  int64_t align = std::max<int64_t>(16, eb);
+  llvm::Type* arr = llvm::ArrayType::get(mem_elem_type(buf->dtype), uint64_t(n * buf->dtype.lanes));
+  Value* ptr = nullptr;
+  switch (buf->scope) {
+    case MemScope::kShared:
+      if (dyn_shared_) {
+        dyn_shared_offset_ = (dyn_shared_offset_ + align - 1) / align * align;
+        ptr = b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), dyn_shared_, uint64_t(dyn_shared_offset_), buf->name);
+        dyn_shared_offset_ += n * eb;
+      } else {
+        auto* g = new llvm::GlobalVariable(mod_, arr, false, llvm::GlobalValue::InternalLinkage,
+                                           llvm::UndefValue::get(arr), buf->name, nullptr,
+                                           llvm::GlobalValue::NotThreadLocal, 3);
+        g->setAlignment(llvm::Align(uint64_t(align)));
+        ptr = g;
+      }
+      break;
+    case MemScope::kLocal:
+      TESSEL_CHECK(n * eb <= kMaxStackAllocBytes) << "codegen: local buffer " << buf->name << " of " << n * eb
+                                                  << " bytes per thread is too large for a GPU thread";
+      ptr = entry_alloca(arr, llvm::Align(uint64_t(align)), buf->name);
+      break;
+    case MemScope::kGlobal:
+      TESSEL_CHECK(false) << "codegen: stage " << buf->name
+                          << " needs global memory inside a GPU kernel; compute_at it (local/shared) or inline it";
+  }
+  bufs_[buf.get()] = ptr;
+  ScopedVar bind(this, buf->data.get(), ptr);
+  emit(op->body);
+  bufs_.erase(buf.get());
+}
+
+Value* CodeGen::nvvm_unary(llvm::Intrinsic::ID id, Value* x, DataType t) {
+  auto* fn = llvm::Intrinsic::getDeclaration(&mod_, id);
+  if (t.is_scalar()) return b_.CreateCall(fn, {x});
+  Value* r = llvm::PoisonValue::get(reg_type(t));
+  for (int i = 0; i < t.lanes; ++i)
+    r = b_.CreateInsertElement(r, b_.CreateCall(fn, {b_.CreateExtractElement(x, uint64_t(i))}), uint64_t(i));
+  return r;
+}
+
+// NVPTX has no libm: transcendental functions go through the SFU's ex2/lg2 (float32 only). Returns null
+// for operations the common path handles (sqrt, floor, ceil, abs, fma lower to PTX instructions).
+Value* CodeGen::emit_gpu_math(Intrinsic op, const std::vector<Value*>& a, DataType t) {
+  bool transcendental = op == Intrinsic::kExp || op == Intrinsic::kLog || op == Intrinsic::kPow ||
+                        op == Intrinsic::kTanh || op == Intrinsic::kErf || op == Intrinsic::kSigmoid;
+  if (!transcendental) return nullptr;
+  TESSEL_CHECK(t.bits == 32) << "codegen: " << intrinsic_name(op) << " of " << t
+                             << " is not supported on CUDA yet (float32 only)";
+  auto c = [&](double v) { return const_float(t, v); };
+  auto exp2 = [&](Value* x) { return nvvm_unary(llvm::Intrinsic::nvvm_ex2_approx_f, x, t); };
+  auto log2 = [&](Value* x) { return nvvm_unary(llvm::Intrinsic::nvvm_lg2_approx_f, x, t); };
+  auto exp = [&](Value* x) { return exp2(b_.CreateFMul(x, c(1.4426950408889634))); };
+  switch (op) {
+    case Intrinsic::kExp:
+      return exp(a[0]);
+    case Intrinsic::kLog:
+      return b_.CreateFMul(log2(a[0]), c(0.6931471805599453));
+    case Intrinsic::kPow:  // x^y = 2^(y log2 x), for x > 0
+      return exp2(b_.CreateFMul(a[1], log2(a[0])));
+    case Intrinsic::kTanh:  // 1 - 2 / (exp(2x) + 1): saturates to +-1
+      return b_.CreateFSub(c(1.0), b_.CreateFDiv(c(2.0), b_.CreateFAdd(exp(b_.CreateFMul(a[0], c(2.0))), c(1.0))));
+    case Intrinsic::kSigmoid:
+      return b_.CreateFDiv(c(1.0), b_.CreateFAdd(c(1.0), exp(b_.CreateFNeg(a[0]))));
+    case Intrinsic::kErf: {  // Abramowitz-Stegun 7.1.26 (|error| < 1.5e-7)
+      Value* ax = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, a[0]);
+      Value* tt = b_.CreateFDiv(c(1.0), b_.CreateFAdd(c(1.0), b_.CreateFMul(c(0.3275911), ax)));
+      Value* poly = c(1.061405429);
+      for (double k : {-1.453152027, 1.421413741, -0.284496736, 0.254829592})
+        poly = b_.CreateFAdd(b_.CreateFMul(poly, tt), c(k));
+      poly = b_.CreateFMul(poly, tt);
+      Value* y = b_.CreateFSub(c(1.0), b_.CreateFMul(poly, exp(b_.CreateFNeg(b_.CreateFMul(ax, ax)))));
+      return b_.CreateIntrinsic(llvm::Intrinsic::copysign, {y->getType()}, {y, a[0]});
+    }
+    default:
+      return nullptr;
+  }
+}
+
 }  // namespace
 
-std::unique_ptr<llvm::Module> emit_module(const LoweredFunc& f, llvm::LLVMContext& ctx, llvm::TargetMachine& tm) {
+std::unique_ptr<llvm::Module> emit_module(const LoweredFunc& f, llvm::LLVMContext& ctx, llvm::TargetMachine& tm,
+                                          const GpuEmitOptions* gpu) {
   auto m = std::make_unique<llvm::Module>(f.name, ctx);
   m->setTargetTriple(tm.getTargetTriple().str());
   m->setDataLayout(tm.createDataLayout());
-  CodeGen cg(ctx, *m, tm);
-  cg.emit_function(f);
+  CodeGen cg(ctx, *m, tm, gpu);
+  if (gpu)
+    cg.emit_kernel(f);
+  else
+    cg.emit_function(f);
   std::string err;
   llvm::raw_string_ostream os(err);
   if (llvm::verifyModule(*m, &os)) {

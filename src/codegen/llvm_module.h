@@ -5,6 +5,7 @@
 
 #include "tessel/codegen/target.h"
 #include "tessel/ir/stmt.h"
+#include "tessel/lower/gpu_kernel.h"
 
 namespace llvm {
 class LLVMContext;
@@ -20,8 +21,17 @@ void init_llvm();
 /** A TargetMachine for target (PIC, O3 code generation). Throws UserError for an unknown triple. */
 std::unique_ptr<llvm::TargetMachine> make_target_machine(const Target& target);
 
-/** Emits f into a new module (triple and data layout from tm) and verifies it (InternalError on failure). */
-std::unique_ptr<llvm::Module> emit_module(const ir::LoweredFunc& f, llvm::LLVMContext& ctx, llvm::TargetMachine& tm);
+/** How a GPU kernel is emitted: its launch shape, and whether shared buffers are slices of the dynamic
+ *  shared array (needed above 48 KB per block) instead of static addrspace(3) globals. */
+struct GpuEmitOptions {
+  lower::GpuLaunch launch;
+  bool dynamic_shared = false;
+};
+
+/** Emits f into a new module (triple and data layout from tm) and verifies it (InternalError on failure).
+ *  With gpu, f becomes an NVPTX kernel (f.body must have passed lower::insert_gpu_barriers). */
+std::unique_ptr<llvm::Module> emit_module(const ir::LoweredFunc& f, llvm::LLVMContext& ctx, llvm::TargetMachine& tm,
+                                          const GpuEmitOptions* gpu = nullptr);
 
 /** Runs LLVM's O3 module pipeline with tm's cost model. */
 void optimize_module(llvm::Module& m, llvm::TargetMachine& tm);

@@ -77,10 +77,46 @@ Target Target::host() {
   return cached;
 }
 
+Target Target::cuda(const std::string& arch) {
+  TESSEL_CHECK(arch.rfind("sm_", 0) == 0 && arch.size() > 3)
+      << "cuda target: architecture '" << arch << "' is not of the form sm_XX (e.g. sm_90)";
+  Target t;
+  t.triple = "nvptx64-nvidia-cuda";
+  t.cpu = arch;
+  t.features = "+ptx80";  // PTX ISA 8.0: sm_90 needs >= 7.8; CUDA 12+ ptxas accepts it
+  return t;
+}
+
+bool Target::is_cuda() const { return triple.rfind("nvptx", 0) == 0; }
+
 Target Target::parse(const std::string& s) {
   std::istringstream is(s);
   std::string tok;
   Target t;
+  {
+    std::istringstream first(s);
+    std::string kind;
+    first >> kind;
+    if (kind == "cuda" || kind == "nvptx") {
+      std::string arch = "sm_90";
+      std::string features;
+      is >> tok;
+      while (is >> tok) {
+        if (tok.rfind("-arch=", 0) == 0)
+          arch = tok.substr(6);
+        else if (tok.rfind("-mcpu=", 0) == 0)
+          arch = tok.substr(6);
+        else if (tok.rfind("-mattr=", 0) == 0)
+          features = tok.substr(7);
+        else
+          TESSEL_CHECK(false) << "target '" << s << "': unknown option '" << tok
+                              << "' (expected \"cuda -arch=sm_XX [-mattr=+ptxNN]\")";
+      }
+      Target c = Target::cuda(arch);
+      if (!features.empty()) c.features = features;
+      return c;
+    }
+  }
   bool any = false, want_host = false;
   while (is >> tok) {
     if (tok == "host") {
@@ -111,6 +147,7 @@ Target Target::parse(const std::string& s) {
 }
 
 std::string Target::to_string() const {
+  if (is_cuda()) return "cuda -arch=" + cpu + (features == "+ptx80" ? "" : " -mattr=" + features);
   std::string s = "llvm -mtriple=" + triple + " -mcpu=" + (cpu.empty() ? "generic" : cpu);
   if (!features.empty()) s += " -mattr=" + features;
   return s;
@@ -136,6 +173,7 @@ bool Target::has_feature(const std::string& name) const {
 }
 
 int Target::vector_bytes() const {
+  if (is_cuda()) return 16;  // ld.global.v4.f32
   llvm::Triple tr(triple);
   if (tr.isX86()) {
     if (has_feature("avx512f")) return 64;

@@ -114,6 +114,7 @@ const char* intrinsic_name(Intrinsic op) {
     case Intrinsic::kFma: return "fma";
     case Intrinsic::kIfThenElse: return "if_then_else";
     case Intrinsic::kPrefetch: return "prefetch";
+    case Intrinsic::kSyncThreads: return "sync_threads";
   }
   return "?";
 }
@@ -124,6 +125,7 @@ Expr Call::make(Intrinsic op, std::vector<Expr> args) {
   if (op == Intrinsic::kPow) arity = 2;
   if (op == Intrinsic::kFma || op == Intrinsic::kIfThenElse) arity = 3;
   if (op == Intrinsic::kPrefetch) arity = args.size();
+  if (op == Intrinsic::kSyncThreads) arity = 0;
   TESSEL_CHECK(args.size() == arity) << intrinsic_name(op) << " takes " << arity << " arguments, got " << args.size();
   DataType t = args.empty() ? DataType::int32() : args.back().dtype();
   switch (op) {
@@ -133,7 +135,8 @@ Expr Call::make(Intrinsic op, std::vector<Expr> args) {
           << "if_then_else branches differ in type (" << args[1].dtype() << " vs " << args[2].dtype() << ")";
       break;
     case Intrinsic::kAbs: break;
-    case Intrinsic::kPrefetch: t = DataType::int32(); break;
+    case Intrinsic::kPrefetch:
+    case Intrinsic::kSyncThreads: t = DataType::int32(); break;
     default:
       for (auto& a : args) {
         TESSEL_CHECK(a.dtype().is_float()) << intrinsic_name(op) << " needs float arguments, got " << a.dtype();

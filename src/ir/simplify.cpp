@@ -270,6 +270,18 @@ void split_divisible(const LinearForm& f, int64_t c, LinearForm* d, LinearForm* 
   }
   r->constant = f.constant;
 }
+
+/** True when all lanes of r = base + i*stride (stride > 0) fall in one block of c: base is a multiple of
+ *  some g dividing c with stride*(lanes-1) < g, so base mod c <= c - g (e.g. ramp(4x, 1, 4) / 8). */
+bool lanes_in_one_block(const Ramp* r, int64_t c) {
+  const int64_t* s = as_const_int(r->stride);
+  if (!s || *s <= 0) return false;
+  LinearForm f = parse_linear(r->base);
+  uint64_t g = uint64_t(c);
+  for (auto& term : f.terms) g = std::gcd(g, uabs(term.coeff));
+  g = std::gcd(g, uabs(f.constant));
+  return __int128(*s) * (r->lanes - 1) < __int128(g);
+}
 }  // namespace
 
 Expr Simplifier::simplify_div(const Expr& a, const Expr& b) {
@@ -304,6 +316,7 @@ Expr Simplifier::simplify_div(const Expr& a, const Expr& b) {
       d.add_const(floor_div(int64_t(lo), c));
       return Broadcast::make(rebuild(d), r->lanes);
     }
+    if (lanes_in_one_block(r, c)) return Broadcast::make(simplify_div(r->base, cs), r->lanes);
     return Div::make(a, b);
   }
   if (!t.is_scalar()) return Div::make(a, b);
@@ -367,6 +380,7 @@ Expr Simplifier::simplify_mod(const Expr& a, const Expr& b) {
       rem.add_const(-c * floor_div(int64_t(lo), c));
       return Ramp::make(rebuild(rem), r->stride, r->lanes);
     }
+    if (lanes_in_one_block(r, c)) return Ramp::make(simplify_mod(r->base, cs), r->stride, r->lanes);
     return Mod::make(a, b);
   }
   if (!t.is_scalar()) return Mod::make(a, b);

@@ -31,8 +31,24 @@ const char* for_kind_name(ForKind k) {
     case ForKind::kParallel: return "parallel";
     case ForKind::kVectorized: return "vectorized";
     case ForKind::kUnrolled: return "unrolled";
+    case ForKind::kBlockIdxX: return "blockIdx.x";
+    case ForKind::kBlockIdxY: return "blockIdx.y";
+    case ForKind::kBlockIdxZ: return "blockIdx.z";
+    case ForKind::kThreadIdxX: return "threadIdx.x";
+    case ForKind::kThreadIdxY: return "threadIdx.y";
+    case ForKind::kThreadIdxZ: return "threadIdx.z";
   }
   return "?";
+}
+
+bool for_kind_of_thread_tag(const std::string& tag, ForKind* out) {
+  for (ForKind k : {ForKind::kBlockIdxX, ForKind::kBlockIdxY, ForKind::kBlockIdxZ, ForKind::kThreadIdxX,
+                    ForKind::kThreadIdxY, ForKind::kThreadIdxZ})
+    if (tag == for_kind_name(k)) {
+      *out = k;
+      return true;
+    }
+  return false;
 }
 
 Buffer make_buffer(std::string name, DataType dtype, std::vector<Expr> shape, std::vector<Expr> strides,

@@ -213,6 +213,17 @@ class NestBuilder {
     VarRanges relax;
     for (size_t k = size_t(x) + 1; k < ts.leaf_axes.size(); ++k)
       relax[ts.leaf_axes[k]->var.get()] = {Expr(0), Expr(int(E(ts.leaf_axes[k]) - 1))};
+    // A shared-memory stage is filled by all threads of a block together: its region covers every
+    // thread's (and virtual thread's) needs, so loops bound to thread indices are relaxed as well.
+    if (s.scope == MemScope::kShared) {
+      for (auto* o : order_)
+        for (auto& a : o->st->leaf_axes) {
+          auto it = o->st->annotations.find(a->name);
+          if (it == o->st->annotations.end() || !ext_.count(a.get())) continue;
+          if (it->second.rfind("threadIdx", 0) == 0 || it->second == "vthread")
+            relax[a->var.get()] = {Expr(0), Expr(int(E(a) - 1))};
+        }
+    }
     VarRanges outer;  // T's leaves up to x over their full extents (for constant extents)
     for (int k = 0; k <= x; ++k) outer[ts.leaf_axes[k]->var.get()] = {Expr(0), Expr(int(E(ts.leaf_axes[k]) - 1))};
 
@@ -345,6 +356,9 @@ class NestBuilder {
     if (it->second == "vectorize") return ForKind::kVectorized;
     if (it->second == "unroll") return ForKind::kUnrolled;
     if (it->second == "parallel") return ForKind::kParallel;
+    if (it->second == "vthread") return ForKind::kUnrolled;  // virtual threads: copies of the body
+    ForKind k;
+    if (for_kind_of_thread_tag(it->second, &k)) return k;
     return ForKind::kSerial;
   }
 

@@ -1,6 +1,10 @@
 // default_schedule: inline elementwise intermediates, parallelize the outer data-parallel loops.
 #include "tessel/ops/default_schedule.h"
 
+#include <optional>
+
+#include "tessel/ops/matmul.h"
+
 namespace tessel::ops {
 
 schedule::Schedule default_schedule(const OpTensors& t, const DefaultScheduleParams& p) {
@@ -29,6 +33,63 @@ schedule::Schedule default_schedule(const OpTensors& t, const DefaultSchedulePar
     std::string par = lead.size() == 1 ? lead[0] : s.fuse(name, lead);
     s.parallel(name, par);
   }
+  return s;
+}
+
+}  // namespace tessel::ops
+
+namespace tessel::ops {
+
+namespace {
+// The matmul schedule when C[i, j] = sum_k f(X[..], Y[..]) of two inputs and the sizes tile.
+std::optional<schedule::Schedule> try_matmul_gpu(const te::Tensor& out) {
+  auto* c = te::as_compute(out.op());
+  if (!c || !c->reduce() || c->axis.size() != 2 || c->reduce_axis.size() != 1 || c->inputs().size() != 2) return {};
+  for (auto& in : c->inputs())
+    if (in->shape().size() != 2) return {};
+  int64_t M = *ir::as_const_int(out.shape()[0]), N = *ir::as_const_int(out.shape()[1]);
+  MatmulGpuParams p;
+  if (M % 128 != 0 || N % 128 != 0) p.bm = p.bn = 64, p.tm = p.tn = 4;
+  try {
+    return schedule_matmul_gpu(out, p);
+  } catch (const UserError&) {
+    return {};
+  }
+}
+}  // namespace
+
+schedule::Schedule default_gpu_schedule(const OpTensors& t, const DefaultGpuScheduleParams& p) {
+  TESSEL_CHECK(t.outputs.size() == 1) << "default_gpu_schedule: " << t.outputs.size()
+                                      << " outputs; one GPU kernel computes one output for now";
+  const te::Tensor& out = t.outputs[0];
+  schedule::Schedule s(t.outputs);
+  bool intermediates = false;
+  for (auto& st : s.stages())
+    if (!st->is_placeholder() && !st->is_output) intermediates |= st->is_reduction();
+  if (!intermediates)
+    if (auto m = try_matmul_gpu(out)) {
+      bool plain = true;  // the matmul path needs its inputs to be placeholders (no inlined producers)
+      for (auto& st : s.stages()) plain &= st->is_placeholder() || st->is_output;
+      if (plain) return *m;
+    }
+  std::vector<std::string> reductions;
+  for (auto& st : s.stages()) {
+    if (st->is_placeholder() || st->is_output) continue;
+    if (st->is_reduction())
+      reductions.push_back(st->name);
+    else
+      s.compute_inline(st->name);
+  }
+  const std::string name = out.name();
+  std::vector<std::string> data;
+  for (auto& ax : s.stage(name).leaf_axes)
+    if (ax->kind == ir::IterKind::kDataPar) data.push_back(ax->name);
+  std::string fused = data.size() == 1 ? data[0] : s.fuse(name, data);
+  int64_t extent = s.stage(name).find_axis(fused)->extent;
+  auto [bx, tx] = s.split(name, fused, std::min<int64_t>(p.threads, extent));
+  s.bind(name, bx, "blockIdx.x");
+  s.bind(name, tx, "threadIdx.x");
+  for (auto it = reductions.rbegin(); it != reductions.rend(); ++it) s.compute_at(*it, name, tx);
   return s;
 }
 

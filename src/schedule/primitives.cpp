@@ -481,6 +481,102 @@ struct Primitives {
     st.layout_factor = x.factor;
   }
 
+  static bool is_thread_tag(const std::string& t) {
+    ir::ForKind k;
+    return t == "vthread" || ir::for_kind_of_thread_tag(t, &k);
+  }
+
+  void bind(const BindStep& x) {
+    Stage& st = loop_stage(x.stage);
+    int i = leaf(st, x.axis);
+    AxisPtr a = st.leaf_axes[i];
+    TESSEL_CHECK(is_thread_tag(x.thread_tag))
+        << "stage " << x.stage << ", axis " << x.axis << ": unknown thread tag '" << x.thread_tag
+        << "' (expected blockIdx.x|y|z, threadIdx.x|y|z or vthread)";
+    TESSEL_CHECK(a->kind == ir::IterKind::kDataPar)
+        << "stage " << x.stage << ", axis " << x.axis << ": binding a reduction axis to " << x.thread_tag
+        << " needs a cross-thread reduction, which tessel does not generate yet; rfactor the axis and bind the "
+           "factored (data-parallel) axis instead";
+    auto it = st.annotations.find(x.axis);
+    TESSEL_CHECK(it == st.annotations.end() || it->second == x.thread_tag)
+        << "stage " << x.stage << ", axis " << x.axis << ": already annotated " << it->second
+        << "; a loop is either bound to a GPU index or annotated, not both";
+    if (x.thread_tag != "vthread")
+      for (auto& [ax, tag] : st.annotations)
+        TESSEL_CHECK(ax == x.axis || tag != x.thread_tag)
+            << "stage " << x.stage << ", axis " << x.axis << ": " << x.thread_tag << " is already bound to loop " << ax
+            << " of this stage (fuse the loops first)";
+    st.annotations[x.axis] = x.thread_tag;
+  }
+
+  void set_scope(const SetScopeStep& x) {
+    Stage& st = stage(x.stage);
+    TESSEL_CHECK(!st.is_output) << "stage " << x.stage << " is an output; it lives in the caller's (global) memory";
+    st.scope = parse_scope(x.scope);
+  }
+
+  // GPU index tags of the loops enclosing stage st (through its compute_at chain), outermost first.
+  std::vector<std::pair<std::string, std::string>> enclosing_tags(const Stage& st) {
+    std::vector<std::pair<std::string, std::string>> out;
+    const Stage* cur = &st;
+    for (int depth = 0; cur->attach == AttachKind::kAt && depth < 64; ++depth) {
+      const Stage* tg = s.find(cur->attach_stage);
+      if (!tg) break;
+      int x = tg->leaf_index(cur->attach_axis);
+      std::vector<std::pair<std::string, std::string>> level;
+      for (int k = 0; k <= x; ++k) {
+        auto it = tg->annotations.find(tg->leaf_axes[k]->name);
+        if (it != tg->annotations.end() && is_thread_tag(it->second))
+          level.push_back({it->second, tg->name + "." + tg->leaf_axes[k]->name});
+      }
+      out.insert(out.begin(), level.begin(), level.end());
+      cur = tg;
+    }
+    return out;
+  }
+
+  // GPU bindings must nest as blocks outside threads; re-binding an enclosing thread index is only for
+  // shared-memory stages (cooperative fetching); one blockIdx tag has one extent.
+  void validate_bindings() {
+    std::map<std::string, std::pair<int64_t, std::string>> block_extent;
+    for (auto& p : s.stages_) {
+      const Stage& st = *p;
+      if (st.is_placeholder() || st.attach == AttachKind::kInline) continue;
+      bool seen_thread = false;
+      std::string thread_loop;
+      auto outer = enclosing_tags(st);
+      for (auto& [tag, loop] : outer)
+        if (tag.rfind("threadIdx", 0) == 0 || tag == "vthread") seen_thread = true, thread_loop = loop;
+      for (auto& a : st.leaf_axes) {
+        auto it = st.annotations.find(a->name);
+        if (it == st.annotations.end() || !is_thread_tag(it->second)) continue;
+        const std::string& tag = it->second;
+        if (tag.rfind("blockIdx", 0) == 0) {
+          TESSEL_CHECK(!seen_thread) << "stage " << st.name << ", axis " << a->name << ": bound to " << tag
+                                     << " inside loop " << thread_loop
+                                     << ", which is bound to a thread index; block loops must enclose thread loops";
+          TESSEL_CHECK(outer.empty()) << "stage " << st.name << ", axis " << a->name << ": bound to " << tag
+                                      << " but computed inside loop " << outer.back().second << " bound to "
+                                      << outer.back().first << "; only stages computed at the root bind blocks";
+          auto [bit, fresh] = block_extent.emplace(tag, std::make_pair(a->extent, st.name + "." + a->name));
+          TESSEL_CHECK(fresh || bit->second.first == a->extent)
+              << "stage " << st.name << ", axis " << a->name << ": bound to " << tag << " with extent " << a->extent
+              << " but loop " << bit->second.second << " is bound to it with extent " << bit->second.first
+              << "; one kernel has one grid";
+        } else {
+          // A local stage has one copy per thread: every thread must compute all of it.
+          TESSEL_CHECK(tag == "vthread" || st.scope != ir::MemScope::kLocal)
+              << "stage " << st.name << ", axis " << a->name << ": bound to " << tag
+              << ", but the stage has local scope (one copy per thread), so each thread would fill only part of "
+                 "its copy; only a shared-memory stage (cooperative fetching) may bind thread indices inside a "
+                 "kernel (cache_read/set_scope \"shared\")";
+          seen_thread = true;
+          thread_loop = st.name + "." + a->name;
+        }
+      }
+    }
+  }
+
   void pragma(const PragmaStep& x) {
     Stage& st = loop_stage(x.stage);
     leaf(st, x.axis);
@@ -512,9 +608,12 @@ Status Schedule::apply_step(const Step& step) {
         else if constexpr (std::is_same_v<T, StorageAlignStep>) p.storage_align(x);
         else if constexpr (std::is_same_v<T, PragmaStep>) p.pragma(x);
         else if constexpr (std::is_same_v<T, TransformLayoutStep>) p.transform_layout(x);
+        else if constexpr (std::is_same_v<T, BindStep>) p.bind(x);
+        else if constexpr (std::is_same_v<T, SetScopeStep>) p.set_scope(x);
       },
       step);
   p.validate_attachments();
+  p.validate_bindings();
   return Status::ok();
 }
 
@@ -607,6 +706,12 @@ void Schedule::transform_layout(const std::string& stage, int dim, int64_t facto
 }
 void Schedule::storage_align(const std::string& stage, int dim, int64_t factor, int64_t offset) {
   throw_if(apply(StorageAlignStep{stage, dim, factor, offset}));
+}
+void Schedule::bind(const std::string& stage, const std::string& axis, const std::string& thread_tag) {
+  throw_if(apply(BindStep{stage, axis, thread_tag}));
+}
+void Schedule::set_scope(const std::string& stage, const std::string& scope) {
+  throw_if(apply(SetScopeStep{stage, scope}));
 }
 void Schedule::pragma(const std::string& stage, const std::string& axis, const std::string& key, int64_t value) {
   throw_if(apply(PragmaStep{stage, axis, key, value}));

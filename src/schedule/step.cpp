@@ -23,11 +23,14 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RfactorStep, stage, axis)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StorageAlignStep, stage, dim, factor, offset)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(PragmaStep, stage, axis, key, value)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TransformLayoutStep, stage, dim, factor)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(BindStep, stage, axis, thread_tag)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SetScopeStep, stage, scope)
 
 namespace {
 // JSON "kind" of each alternative, in variant order.
 const char* const kKinds[] = {"split", "tile", "fuse", "reorder", "compute_at", "compute_inline", "compute_root",
-                              "cache_read", "cache_write", "annotate", "rfactor", "storage_align", "pragma", "transform_layout"};
+                              "cache_read", "cache_write", "annotate", "rfactor", "storage_align", "pragma", "transform_layout",
+                              "bind", "set_scope"};
 static_assert(std::size(kKinds) == std::variant_size_v<Step>);
 
 template <size_t I = 0>

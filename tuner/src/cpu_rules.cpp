@@ -11,67 +11,17 @@
 
 #include "tessel/ir/functor.h"
 #include "tessel/ir/simplify.h"
+#include "rule_util.h"
 #include "tessel/tuner/search_space.h"
 
 namespace tessel::tuner {
+
+using namespace rule_util;
 
 namespace {
 
 using schedule::Schedule;
 using schedule::Stage;
-
-const Stage* find_stage(const Schedule& s, const std::string& name) {
-  for (auto& st : s.stages())
-    if (st->name == name) return st.get();
-  return nullptr;
-}
-
-std::vector<std::string> direct_consumers(const Schedule& s, const std::string& name) {
-  std::vector<std::string> out;
-  for (auto& st : s.stages()) {
-    auto* c = te::as_compute(st->op);
-    if (!c) continue;
-    for (auto& in : c->inputs())
-      if (in->name() == name) out.push_back(st->name);
-  }
-  return out;
-}
-
-bool will_inline(const Stage& st) { return !st.is_placeholder() && !st.is_output && !st.is_reduction(); }
-
-// Consumers after elementwise intermediates are inlined.
-std::vector<std::string> effective_consumers(const Schedule& s, const std::string& name) {
-  std::vector<std::string> out;
-  for (auto& c : direct_consumers(s, name)) {
-    const Stage* st = find_stage(s, c);
-    if (st && will_inline(*st) && st->attach != schedule::AttachKind::kAt) {
-      for (auto& cc : effective_consumers(s, c)) out.push_back(cc);
-    } else {
-      out.push_back(c);
-    }
-  }
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
-  return out;
-}
-
-std::vector<int64_t> data_extents(const Stage& st) {
-  std::vector<int64_t> e;
-  for (auto& a : st.root_axes)
-    if (a->kind == ir::IterKind::kDataPar) e.push_back(a->extent);
-  return e;
-}
-
-// The elementwise output a reduction can be fused into (its only consumer, same data shape), or "".
-std::string fusable_epilogue(const Schedule& s, const Stage& producer) {
-  auto cons = effective_consumers(s, producer.name);
-  if (cons.size() != 1) return "";
-  const Stage* e = find_stage(s, cons[0]);
-  if (!e || !e->is_output || e->is_reduction()) return "";
-  if (data_extents(*e) != data_extents(producer)) return "";
-  return e->name;
-}
-
 
 class InlineInjective : public SketchRule {
  public:
@@ -424,13 +374,8 @@ class InjectiveRoot : public SketchRule {
   explicit InjectiveRoot(RuleSpaceParams p) : p_(std::move(p)) {}
   std::string name() const override { return "injective_root"; }
   bool applies(const StageInfo& s, const Schedule& sch) const override {
-    if (!s.is_injective) return false;
     // An epilogue fused into a multi-level-tiled producer is scheduled by that rule.
-    for (auto& st : sch.stages()) {
-      auto* c = te::as_compute(st->op);
-      if (c && c->reduce() && fusable_epilogue(sch, *st) == s.stage->name && has_data_reuse(st->op)) return false;
-    }
-    return true;
+    return s.is_injective && !is_tiled_epilogue(sch, *s.stage);
   }
   std::vector<int> declare(const StageInfo& s, const Schedule&, RuleContext& ctx) const override {
     int64_t total = 1;
@@ -460,6 +405,8 @@ class InjectiveRoot : public SketchRule {
 };
 
 }  // namespace
+
+std::shared_ptr<const SketchRule> rule_util::inline_injective_rule() { return std::make_shared<InlineInjective>(); }
 
 std::vector<std::shared_ptr<const SketchRule>> default_cpu_rules(const RuleSpaceParams& p) {
   return {std::make_shared<InlineInjective>(), std::make_shared<MultiLevelTiling>(p),

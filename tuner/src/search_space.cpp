@@ -195,6 +195,14 @@ std::unique_ptr<SearchSpace> make_rule_space(std::shared_ptr<const workload::Wor
   return std::make_unique<RuleSpace>(std::move(w), std::move(rules));
 }
 
+std::unique_ptr<SearchSpace> make_gpu_rule_space(std::shared_ptr<const workload::Workload> w,
+                                                 std::vector<std::shared_ptr<const SketchRule>> rules,
+                                                 const GpuRuleParams& p) {
+  auto defaults = default_gpu_rules(p);
+  rules.insert(rules.end(), defaults.begin(), defaults.end());
+  return std::make_unique<RuleSpace>(std::move(w), std::move(rules));
+}
+
 std::unique_ptr<SearchSpace> make_knob_space(std::shared_ptr<const workload::Workload> w, std::vector<Knob> knobs,
                                              KnobApplyFn apply) {
   return std::make_unique<KnobSpace>(std::move(w), std::move(knobs), std::move(apply));

@@ -154,9 +154,10 @@ struct Cast : ExprNode {
   auto fields() const { return std::tie(value); }
 };
 
-/** Math intrinsics. if_then_else(c, t, f) evaluates only the chosen operand. */
+/** Math intrinsics. if_then_else(c, t, f) evaluates only the chosen operand. sync_threads() (no
+ *  arguments, int32) is a GPU block-wide barrier (__syncthreads); it does nothing on a CPU. */
 enum class Intrinsic : uint8_t {
-  kExp, kLog, kSqrt, kTanh, kErf, kSigmoid, kPow, kAbs, kFloor, kCeil, kFma, kIfThenElse, kPrefetch
+  kExp, kLog, kSqrt, kTanh, kErf, kSigmoid, kPow, kAbs, kFloor, kCeil, kFma, kIfThenElse, kPrefetch, kSyncThreads
 };
 const char* intrinsic_name(Intrinsic op);
 

@@ -45,9 +45,22 @@ class Stmt {
   std::shared_ptr<const StmtNode> p_;
 };
 
-/** How a loop runs: in order, across threads, as vector lanes, or copied out (unrolled). */
-enum class ForKind : uint8_t { kSerial, kParallel, kVectorized, kUnrolled };
+/** How a loop runs: in order, across threads, as vector lanes, copied out (unrolled), or bound to a GPU
+ *  block/thread index (on a CPU such a loop runs as a serial loop; see docs/gpu-codegen.md). */
+enum class ForKind : uint8_t {
+  kSerial, kParallel, kVectorized, kUnrolled,
+  kBlockIdxX, kBlockIdxY, kBlockIdxZ, kThreadIdxX, kThreadIdxY, kThreadIdxZ
+};
+/** "for", "parallel", ..., or the thread tag ("blockIdx.x", "threadIdx.y", ...) of a bound loop. */
 const char* for_kind_name(ForKind k);
+/** True for loops bound to blockIdx.* or threadIdx.*. */
+inline bool is_gpu_bound(ForKind k) { return k >= ForKind::kBlockIdxX; }
+inline bool is_block_bound(ForKind k) { return k >= ForKind::kBlockIdxX && k <= ForKind::kBlockIdxZ; }
+inline bool is_thread_bound(ForKind k) { return k >= ForKind::kThreadIdxX; }
+/** Dimension 0..2 (x, y, z) of a bound loop's kind. */
+inline int gpu_dim(ForKind k) { return (int(k) - int(ForKind::kBlockIdxX)) % 3; }
+/** The ForKind of a thread tag ("blockIdx.x" ... "threadIdx.z"); false when tag is not one. */
+bool for_kind_of_thread_tag(const std::string& tag, ForKind* out);
 
 struct For : StmtNode {
   static constexpr StmtKind kKind = StmtKind::For;

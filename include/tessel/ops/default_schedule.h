@@ -18,4 +18,16 @@ struct DefaultScheduleParams {
  *  remaining computed stage run in parallel. Nothing is vectorized, split or reordered. */
 schedule::Schedule default_schedule(const OpTensors& t, const DefaultScheduleParams& p = {});
 
+/** Knobs of default_gpu_schedule. */
+struct DefaultGpuScheduleParams {
+  int threads = 256;  // threads per block for elementwise and reduction outputs
+};
+
+/** A correct GPU schedule for one output: elementwise intermediates inlined; a matmul-shaped output
+ *  (C[i, j] = sum_k of two inputs) whose sizes tile gets schedule_matmul_gpu; any other output has its
+ *  data loops fused and split over blocks and p.threads threads, with its reduction loops (and the other
+ *  reductions it reads, computed per thread in registers) inside each thread. Throws UserError for
+ *  several outputs. */
+schedule::Schedule default_gpu_schedule(const OpTensors& t, const DefaultGpuScheduleParams& p = {});
+
 }  // namespace tessel::ops

@@ -37,4 +37,19 @@ MatmulCpuParams matmul_cpu_params(int vector_bytes);
  *  once. The Bp panel (K x nr) stays in L2 across the row blocks. */
 schedule::Schedule schedule_matmul_packed_cpu(const std::vector<te::Tensor>& t, const MatmulCpuParams& p);
 
+/** Tiling of the GPU schedule: a bm x bn tile of C per block, tm x tn per thread (so (bm/tm) x (bn/tn)
+ *  threads), bk-deep slices of A and B staged in shared memory, fetched cooperatively with vec-wide loads. */
+struct MatmulGpuParams {
+  int bm = 128, bn = 128, bk = 8;
+  int tm = 8, tn = 8;
+  int vec = 4;
+};
+
+/** GPU schedule (fp32 FFMA): blocks over bm x bn tiles (blockIdx.y, blockIdx.x), threads over tm x tn
+ *  sub-tiles (threadIdx.y, threadIdx.x) accumulated in registers (C.local); per bk step the A and B
+ *  slices are fetched into shared memory by all threads (vectorized), then each thread runs the
+ *  unrolled tm x tn x bk outer products. Throws UserError when the sizes do not tile (each of M, N, K
+ *  must be a multiple of bm, bn, bk) or vec does not divide bk and bn. */
+schedule::Schedule schedule_matmul_gpu(const te::Tensor& C, const MatmulGpuParams& p = {});
+
 }  // namespace tessel::ops

@@ -51,7 +51,7 @@ struct Stage {
   std::vector<Relation> relations;
   AttachKind attach = AttachKind::kRoot;
   std::string attach_stage, attach_axis;
-  std::map<std::string, std::string> annotations;            // axis -> vectorize/unroll/parallel
+  std::map<std::string, std::string> annotations;  // axis -> vectorize/unroll/parallel or a thread tag (bind)
   std::map<std::string, std::map<std::string, int64_t>> pragmas;  // axis -> key -> value
   std::vector<std::pair<int64_t, int64_t>> storage_align;    // per dim: (factor, offset); factor 0 = none
   int layout_dim = -1;           // transform_layout: blocked dimension (-1 = row-major)
@@ -98,6 +98,10 @@ class Schedule {
   void storage_align(const std::string& stage, int dim, int64_t factor, int64_t offset);
   void pragma(const std::string& stage, const std::string& axis, const std::string& key, int64_t value);
   void transform_layout(const std::string& stage, int dim, int64_t factor);
+  /** Binds a leaf loop to a GPU index ("blockIdx.x", "threadIdx.y", "vthread", ...). */
+  void bind(const std::string& stage, const std::string& axis, const std::string& thread_tag);
+  /** Stores the stage's buffer in scope ("global", "local" or "shared"). */
+  void set_scope(const std::string& stage, const std::string& scope);
 
   const std::vector<Step>& trace() const { return trace_; }
   const std::vector<std::shared_ptr<Stage>>& stages() const { return stages_; }

@@ -39,9 +39,17 @@ struct TransformLayoutStep { std::string stage; int dim = 0; int64_t factor = 0;
 /** pragma on a loop; "auto_unroll_max_step" unrolls inner loops up to value steps. */
 struct PragmaStep { std::string stage, axis, key; int64_t value = 0; };
 
+/** bind a data-parallel leaf loop to a GPU index: "blockIdx.x|y|z", "threadIdx.x|y|z" or "vthread"
+ *  (a virtual thread: an unrolled loop that shared-memory stages cover as if it were a thread loop). */
+struct BindStep { std::string stage, axis, thread_tag; };
+
+/** store stage's buffer in `scope` ("global", "local", "shared"): e.g. an rfactor stage in shared memory,
+ *  filled by threads and reduced across them. */
+struct SetScopeStep { std::string stage, scope; };
+
 using Step = std::variant<SplitStep, TileStep, FuseStep, ReorderStep, ComputeAtStep, ComputeInlineStep,
                           ComputeRootStep, CacheReadStep, CacheWriteStep, AnnotateStep, RfactorStep,
-                          StorageAlignStep, PragmaStep, TransformLayoutStep>;
+                          StorageAlignStep, PragmaStep, TransformLayoutStep, BindStep, SetScopeStep>;
 
 /** The trace format version written into JSON; readers refuse newer versions. */
 constexpr int kTraceVersion = 1;
