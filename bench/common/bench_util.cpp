@@ -98,7 +98,16 @@ bool Table::write_csv(const std::string& path) const {
     return false;
   }
   auto line = [&](const std::vector<std::string>& r) {
-    for (size_t c = 0; c < r.size(); ++c) os << (c ? "," : "") << r[c];
+    for (size_t c = 0; c < r.size(); ++c) {
+      os << (c ? "," : "");
+      if (r[c].find_first_of(",\"\n") == std::string::npos) {
+        os << r[c];
+        continue;
+      }
+      os << '"';  // RFC 4180: quote fields with commas (workload specs), double inner quotes
+      for (char ch : r[c]) os << (ch == '"' ? "\"\"" : std::string(1, ch));
+      os << '"';
+    }
     os << "\n";
   };
   line(columns_);

@@ -122,7 +122,7 @@ TEST_CASE("features: the arithmetic-intensity curve", "[costmodel][features]") {
   CHECK(t[kCurveOffset + kCurvePoints / 2] > r[kCurveOffset + kCurvePoints / 2]);
 }
 
-TEST_CASE("features: invalid traces give no rows; lowered functions work too", "[costmodel][features]") {
+TEST_CASE("features: invalid traces give no rows, lowered functions work too", "[costmodel][features]") {
   std::vector<schedule::Step> bad = {schedule::SplitStep{"C", "no_such_axis", 4}};
   CHECK(extract_features(mm64(), bad).empty());
   schedule::Schedule s(mm64().outputs);

@@ -127,7 +127,7 @@ TEST_CASE("learned models rank held-out measured candidates", "[costmodel][model
   CHECK((xgb + rank + mlp) / 3 > 0.66);
 }
 
-TEST_CASE("untrained until 64 samples; retrains only when the data grew enough", "[costmodel][models]") {
+TEST_CASE("untrained until 64 samples, retrains only when the data grew enough", "[costmodel][models]") {
   auto m = make_learned_model("xgb", {{"seed", 1}, {"nthread", 1}, {"num_rounds", 20}});
   CHECK(m->name() == "xgb");
   m->update_samples(samples(0, 63));
@@ -142,7 +142,7 @@ TEST_CASE("untrained until 64 samples; retrains only when the data grew enough",
   CHECK(m->predict_features(programs(200, 260)) != p1);
 }
 
-TEST_CASE("the CostModel interface: candidates in, scores out; invalid ones last", "[costmodel][models]") {
+TEST_CASE("the CostModel interface: candidates in, scores out, invalid ones last", "[costmodel][models]") {
   auto m = make_cost_model("xgb", {{"seed", 1}, {"nthread", 1}, {"num_rounds", 20}});
   std::vector<std::vector<schedule::Step>> traces;
   for (size_t i = 0; i < 100; ++i) traces.push_back(data().cands[i].trace);

@@ -47,7 +47,7 @@ TEST_CASE("vectorize_loops falls back to a scalar loop for a store that ignores 
   CHECK(contains(out, "for (j, 0, 8)"));
 }
 
-TEST_CASE("unroll_loops copies bodies; auto-unroll respects the step limit", "[lower]") {
+TEST_CASE("unroll_loops copies bodies, auto-unroll respects the step limit", "[lower]") {
   Buffer a = make_buffer("a", DataType::float32(), {Expr(64)});
   Var i("i"), j("j");
   Stmt inner = For::make(j, 0, 4, ForKind::kSerial, Store::make(a, 1.0f, i * 4 + j));

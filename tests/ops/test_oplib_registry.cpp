@@ -138,7 +138,7 @@ TEST_CASE("oplib: default_schedule inlines elementwise intermediates and paralle
   CHECK(one.stage("Out").annotations.empty());  // one output element: nothing to parallelize
 }
 
-TEST_CASE("oplib: the issue's example specs build, lower and compile; the conv runs correctly", "[oplib]") {
+TEST_CASE("oplib: the issue's example specs build, lower and compile, the conv runs correctly", "[oplib]") {
   auto [mdef, margs] = ops::parse_op_spec("matmul:M=1024,N=1024,K=1024");
   auto mt = mdef->build(margs);
   REQUIRE(codegen::JitModule::compile(lower::lower(ops::default_schedule(mt), mt.args(), "mm")));

@@ -190,7 +190,7 @@ double best_after(const std::string& strategy, costmodel::CostModel* model, cons
 }
 }  // namespace
 
-TEST_CASE("model-guided strategies follow the model; random does not need one", "[tuner]") {
+TEST_CASE("model-guided strategies follow the model, random does not need one", "[tuner]") {
   auto w = wl("matmul:M=64,N=64,K=64");
   auto space = make_rule_space(w);
   OracleModel oracle;
