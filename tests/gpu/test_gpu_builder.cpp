@@ -13,7 +13,7 @@ namespace {
 // B = A + 1 over 2^16 elements, split by `threads` and bound to blocks and threads.
 tuner::MeasureInput add_one(int64_t threads) {
   auto w = std::make_shared<workload::Workload>();
-  te::Tensor A = te::placeholder({1 << 16}, DataType::float32(), "A");
+  te::Tensor A = te::placeholder({1 << 16}, ir::DataType::float32(), "A");
   te::Tensor B = te::compute({1 << 16}, [&](te::Var i) { return A(i) + 1.0f; }, "B");
   w->name = "add_one";
   w->inputs = {A};
