@@ -42,6 +42,17 @@ std::string random_bytes(std::mt19937_64& rng, size_t max_len) {
   return s;
 }
 
+/** A measure request of the 64x64 matmul in bad_kernels (good_packed, also its reference). */
+tuner::WorkerRequest good_request() {
+  tuner::WorkerRequest r;
+  r.op = "measure";
+  r.function = "good_packed";
+  r.ref_function = "good_packed";
+  r.ref_key = "matmul64";
+  for (const char* name : {"A", "B", "C"}) r.args.push_back({name, {64, 64}, "float32", std::string(name) == "C"});
+  r.options = {{"min_time_s", 0}, {"run_timeout_s", 5}, {"memory_limit_mb", 1024}};
+  return r;
+}
 /** A valid measure request JSON, then mutated: bytes flipped, cut, or fields replaced by odd values. */
 std::string mutated_request(std::mt19937_64& rng) {
   nlohmann::json j = {{"version", 1},
@@ -207,13 +218,7 @@ TEST_CASE("rpc fuzz: hostile requests to the handlers get errors and the servers
   // After all that, a good request is measured.
   std::ifstream so(TESSEL_BAD_KERNELS, std::ios::binary);
   std::string lib((std::istreambuf_iterator<char>(so)), {});
-  tuner::WorkerRequest good;
-  good.op = "measure";
-  good.function = "good_packed";
-  good.ref_function = "good_packed";
-  good.ref_key = "matmul64";
-  for (const char* name : {"A", "B", "C"}) good.args.push_back({name, {64, 64}, "float32", std::string(name) == "C"});
-  good.options = {{"min_time_s", 0}, {"run_timeout_s", 5}, {"memory_limit_mb", 1024}};
+  tuner::WorkerRequest good = good_request();
   proto::MeasureRequest m;
   m.set_request_json(good.to_json().dump());
   m.mutable_artifact()->set_kind("so");
@@ -357,13 +362,7 @@ TEST_CASE("rpc worker: a \"ptx\" artifact needs artifact_kind ptx and a launch d
   WorkerService worker(wp, dir);
   std::ifstream so(TESSEL_BAD_KERNELS, std::ios::binary);
   std::string lib((std::istreambuf_iterator<char>(so)), {});
-  tuner::WorkerRequest req;
-  req.op = "measure";
-  req.function = "good_packed";
-  req.ref_function = "good_packed";
-  req.ref_key = "matmul64";
-  for (const char* name : {"A", "B", "C"}) req.args.push_back({name, {64, 64}, "float32", std::string(name) == "C"});
-  req.options = {{"min_time_s", 0}, {"run_timeout_s", 5}, {"memory_limit_mb", 1024}};
+  tuner::WorkerRequest req = good_request();
   proto::MeasureRequest m;
   m.mutable_artifact()->set_kind("ptx");
   m.mutable_artifact()->set_data(".version 8.0\n.target sm_90\nnot ptx at all\n");
