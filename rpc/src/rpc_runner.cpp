@@ -51,6 +51,7 @@ struct Leased {
 /** A candidate ready to send. */
 struct Job {
   std::string request_json, artifact, key, ref_path;
+  std::string kind = "so";  // or "ptx": a GPU kernel, its launch description inline in request_json
 };
 
 /** One batch's shared state between the sending threads. */
@@ -155,7 +156,20 @@ class RpcRunner : public tuner::Runner {
         r = tuner::measure_error(MeasureErrorKind::kWorkerLost, "cannot read the artifact " + build->artifact_path);
         return;
       }
-      j.request_json = tuner::make_measure_request(*in.workload, *build, ref, b.opt, b.best).to_json().dump();
+      tuner::WorkerRequest req = tuner::make_measure_request(*in.workload, *build, ref, b.opt, b.best);
+      if (req.artifact_kind == "ptx") {  // the sidecar PATH.json travels inside the request as "launch"
+        std::string side, side_path = fs::path(build->artifact_path).replace_extension(".json").string();
+        try {
+          if (!read_bytes(side_path, &side)) throw std::runtime_error("cannot read it");
+          req.launch = nlohmann::json::parse(side);
+        } catch (const std::exception& e) {
+          r = tuner::measure_error(MeasureErrorKind::kCompileError,
+                                   "the launch description " + side_path + ": " + e.what());
+          return;
+        }
+        j.kind = "ptx";
+      }
+      j.request_json = req.to_json().dump();
       j.key = in.workload->key;
       j.ref_path = ref.artifact_path;
       b.pending.push_back(i);
@@ -289,7 +303,7 @@ class RpcRunner : public tuner::Runner {
     }
     proto::MeasureRequest m;
     m.set_request_json(job.request_json);
-    m.mutable_artifact()->set_kind("so");
+    m.mutable_artifact()->set_kind(job.kind);
     m.mutable_artifact()->set_data(job.artifact);
     for (int round = 0; round < 2; ++round) {
       if (with_ref) {

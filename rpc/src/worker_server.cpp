@@ -69,8 +69,12 @@ proto::MeasureReply WorkerService::handle_checked(const proto::MeasureRequest& m
     return protocol_error(std::string("malformed request: ") + e.what(), -1);
   }
   if (req.op != "measure") return protocol_error("op '" + req.op.substr(0, 64) + "' is not served over RPC", req.id);
-  if (m.artifact().kind() != "so")
-    return protocol_error("artifact kind '" + m.artifact().kind().substr(0, 64) + "' is not supported (\"so\")",
+  const std::string& kind = m.artifact().kind();
+  if (kind != "so" && kind != "ptx")
+    return protocol_error("artifact kind '" + kind.substr(0, 64) + "' is not supported (\"so\", \"ptx\")", req.id);
+  if (kind == "ptx" && (req.artifact_kind != "ptx" || !req.launch.is_object()))
+    return protocol_error("a \"ptx\" artifact needs \"artifact_kind\": \"ptx\" and the \"launch\" description "
+                          "in the request",
                           req.id);
   if (m.artifact().data().empty()) return protocol_error("the artifact is empty", req.id);
   if (!m.reference().data().empty() && m.reference().kind() != "so")
@@ -97,7 +101,8 @@ proto::MeasureReply WorkerService::handle_checked(const proto::MeasureRequest& m
     r.id = id;
     return reply_with(r, true);
   }
-  std::string cand = (fs::path(dir_) / ("cand_" + std::to_string(next_file_++) + ".so")).string();
+  std::string cand =
+      (fs::path(dir_) / ("cand_" + std::to_string(next_file_++) + (kind == "ptx" ? ".ptx" : ".so"))).string();
   if (!write_file(cand, m.artifact().data()))
     return reply_with(tuner::worker_error("worker_lost", "cannot write " + cand), id);
   req.artifact = cand;

@@ -42,6 +42,17 @@ std::string random_bytes(std::mt19937_64& rng, size_t max_len) {
   return s;
 }
 
+/** A measure request of the 64x64 matmul in bad_kernels (good_packed, also its reference). */
+tuner::WorkerRequest good_request() {
+  tuner::WorkerRequest r;
+  r.op = "measure";
+  r.function = "good_packed";
+  r.ref_function = "good_packed";
+  r.ref_key = "matmul64";
+  for (const char* name : {"A", "B", "C"}) r.args.push_back({name, {64, 64}, "float32", std::string(name) == "C"});
+  r.options = {{"min_time_s", 0}, {"run_timeout_s", 5}, {"memory_limit_mb", 1024}};
+  return r;
+}
 /** A valid measure request JSON, then mutated: bytes flipped, cut, or fields replaced by odd values. */
 std::string mutated_request(std::mt19937_64& rng) {
   nlohmann::json j = {{"version", 1},
@@ -207,13 +218,7 @@ TEST_CASE("rpc fuzz: hostile requests to the handlers get errors and the servers
   // After all that, a good request is measured.
   std::ifstream so(TESSEL_BAD_KERNELS, std::ios::binary);
   std::string lib((std::istreambuf_iterator<char>(so)), {});
-  tuner::WorkerRequest good;
-  good.op = "measure";
-  good.function = "good_packed";
-  good.ref_function = "good_packed";
-  good.ref_key = "matmul64";
-  for (const char* name : {"A", "B", "C"}) good.args.push_back({name, {64, 64}, "float32", std::string(name) == "C"});
-  good.options = {{"min_time_s", 0}, {"run_timeout_s", 5}, {"memory_limit_mb", 1024}};
+  tuner::WorkerRequest good = good_request();
   proto::MeasureRequest m;
   m.set_request_json(good.to_json().dump());
   m.mutable_artifact()->set_kind("so");
@@ -346,5 +351,35 @@ TEST_CASE("rpc: mutual TLS, and a client without a certificate is refused", "[rp
   CHECK(r[0].ok());
   worker.stop(SIGKILL);
   tracker.stop(SIGKILL);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("rpc worker: a \"ptx\" artifact needs artifact_kind ptx and a launch description, then reaches the GPU path",
+          "[rpc][gpu]") {
+  std::string dir = rpctest::test_dir("ptx");
+  WorkerParams wp;
+  wp.worker_path = TESSEL_WORKER_BINARY;
+  WorkerService worker(wp, dir);
+  std::ifstream so(TESSEL_BAD_KERNELS, std::ios::binary);
+  std::string lib((std::istreambuf_iterator<char>(so)), {});
+  tuner::WorkerRequest req = good_request();
+  proto::MeasureRequest m;
+  m.mutable_artifact()->set_kind("ptx");
+  m.mutable_artifact()->set_data(".version 8.0\n.target sm_90\nnot ptx at all\n");
+  m.mutable_reference()->set_kind("so");
+  m.mutable_reference()->set_data(lib);
+  auto answer = [&] {
+    m.set_request_json(req.to_json().dump());
+    return tuner::WorkerResponse::from_json(nlohmann::json::parse(worker.handle(m).response_json()));
+  };
+  auto r = answer();  // no artifact_kind, no launch
+  CHECK(r.protocol_error);
+  CHECK_THAT(r.message, Catch::Contains("\"launch\" description"));
+  req.artifact_kind = "ptx";
+  req.launch = {{"kind", "ptx"}, {"entry", "k"}, {"grid", {1, 1, 1}}, {"block", {64, 1, 1}}, {"args", {"A", "B", "C"}}};
+  r = answer();
+  INFO(r.message);
+  CHECK_FALSE(r.protocol_error);  // the worker's CUDA path answered: no driver here, or the JIT rejects the PTX
+  CHECK((r.message.find("no CUDA driver") != std::string::npos || r.error_kind == "compile_error"));
   std::filesystem::remove_all(dir);
 }

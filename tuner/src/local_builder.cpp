@@ -24,6 +24,7 @@
 #include "worker_child.h"
 #include "tessel/records/record.h"
 #include "tessel/codegen/aot.h"
+#include "tessel/codegen/cuda.h"
 #include "tessel/codegen/target.h"
 #include "tessel/lower/lower.h"
 #include "tessel/ops/default_schedule.h"
@@ -49,9 +50,32 @@ BuildResult fail(MeasureErrorKind kind, std::string msg) {
   return r;
 }
 
-/** Lowers and emits s; kInvalidSchedule when lowering refuses, kCompileError when codegen/link fails. */
+/** Writes the PTX kernel of f to path (PATH.ptx; the launch description beside it as PATH.json).
+ *  kInvalidSchedule with validate_gpu_kernel's reason when the kernel breaks the GPU's rules (it is
+ *  never launched), kCompileError when code generation fails. */
+BuildResult compile_cuda(const ir::LoweredFunc& f, const codegen::Target& target, const std::string& path,
+                         const std::string& function) {
+  Status valid = codegen::validate_gpu_kernel(f);
+  if (!valid) return fail(MeasureErrorKind::kInvalidSchedule, "invalid GPU schedule: " + valid.message());
+  std::string stem = path.size() > 4 && path.ends_with(".ptx") ? path.substr(0, path.size() - 4) : path;
+  try {
+    codegen::write_cuda_kernel(codegen::build_cuda(f, target), stem);
+  } catch (const std::exception& e) {
+    std::error_code ec;
+    std::filesystem::remove(stem + ".ptx", ec);
+    std::filesystem::remove(stem + ".json", ec);
+    return fail(MeasureErrorKind::kCompileError, e.what());
+  }
+  BuildResult r;
+  r.artifact_path = stem + ".ptx";
+  r.function_name = function;
+  return r;
+}
+
+/** Lowers and emits s for target (a shared library, or PTX for a cuda target); kInvalidSchedule when
+ *  lowering or the GPU checks refuse, kCompileError when codegen/link fails. */
 BuildResult compile(const schedule::Schedule& s, const workload::Workload& w, const std::string& path,
-                    const std::string& function) {
+                    const std::string& function, const codegen::Target& target) {
   ir::LoweredFunc f;
   try {
     f = lower::lower(s, w.args(), function);
@@ -60,6 +84,7 @@ BuildResult compile(const schedule::Schedule& s, const workload::Workload& w, co
   } catch (const std::exception& e) {
     return fail(MeasureErrorKind::kInvalidSchedule, std::string("lowering failed (internal error): ") + e.what());
   }
+  if (target.is_cuda()) return compile_cuda(f, target, path, function);
   try {
     codegen::emit_shared_library(f, codegen::Target::host(), path);
   } catch (const std::exception& e) {
@@ -84,7 +109,7 @@ std::string find_builder() {
 
 // Builds one candidate in a tessel-builder process with a hard time limit.
 BuildResult build_in_process_of_its_own(const std::string& builder, const MeasureInput& in, const std::string& path,
-                                        double timeout_s) {
+                                        const std::string& target, double timeout_s) {
   std::string wpath = path + ".workload.json", tpath = path + ".trace.json";
   {
     std::ofstream(wpath) << workload::to_json(*in.workload).dump();
@@ -98,7 +123,7 @@ BuildResult build_in_process_of_its_own(const std::string& builder, const Measur
   std::unique_ptr<Subprocess> p;
   try {
     p = Subprocess::spawn({builder, "--workload", wpath, "--trace", tpath, "--out", path, "--function",
-                           detail::kCandidateFunction});
+                           detail::kCandidateFunction, "--target", target});
   } catch (const std::exception& e) {
     cleanup();
     return fail(MeasureErrorKind::kCompileError, std::string("cannot start tessel-builder: ") + e.what());
@@ -135,7 +160,12 @@ BuildResult build_in_process_of_its_own(const std::string& builder, const Measur
 
 class LocalBuilder : public Builder {
  public:
-  LocalBuilder(std::string work_dir, int jobs) : work_dir_(std::move(work_dir)), jobs_(jobs), builder_(find_builder()) {
+  LocalBuilder(std::string work_dir, int jobs, const std::string& target)
+      : work_dir_(std::move(work_dir)),
+        jobs_(jobs),
+        builder_(find_builder()),
+        target_(target),
+        ext_(codegen::Target::parse(target).is_cuda() ? ".ptx" : ".so") {
     if (jobs_ <= 0) jobs_ = int(std::max(1u, std::thread::hardware_concurrency()));
   }
 
@@ -154,11 +184,11 @@ class LocalBuilder : public Builder {
       for (size_t i; (i = next.fetch_add(1)) < inputs.size();) {
         auto t0 = std::chrono::steady_clock::now();
         std::string path = (std::filesystem::path(work_dir_) /
-                            ("cand_" + std::to_string(getpid()) + "_" + std::to_string(counter_.fetch_add(1)) + ".so"))
+                            ("cand_" + std::to_string(getpid()) + "_" + std::to_string(counter_.fetch_add(1)) + ext_))
                                .string();
         BuildResult r = !builder_.empty() && inputs[i].workload
-                            ? build_in_process_of_its_own(builder_, inputs[i], path, opt.build_timeout_s)
-                            : build_candidate(inputs[i], path, detail::kCandidateFunction);
+                            ? build_in_process_of_its_own(builder_, inputs[i], path, target_, opt.build_timeout_s)
+                            : build_candidate(inputs[i], path, detail::kCandidateFunction, target_);
         r.build_s = seconds_since(t0);
         if (r.error_kind == MeasureErrorKind::kNone && opt.build_timeout_s > 0 && r.build_s > opt.build_timeout_s) {
           std::error_code rm_ec;
@@ -186,19 +216,22 @@ class LocalBuilder : public Builder {
   std::string work_dir_;
   int jobs_;
   std::string builder_;  // tessel-builder, or "" (build in this process)
+  std::string target_;   // "host" or a target string; a cuda target builds PTX
+  std::string ext_;      // of the artifacts: ".so" or ".ptx"
   static inline std::atomic<uint64_t> counter_{0};  // unique names across builders of this process
 };
 
 }  // namespace
 
-BuildResult build_candidate(const MeasureInput& input, const std::string& path, const std::string& function) {
+BuildResult build_candidate(const MeasureInput& input, const std::string& path, const std::string& function,
+                            const std::string& target) {
   try {
     if (!input.workload) return fail(MeasureErrorKind::kInvalidSchedule, "the measure input has no workload");
     const workload::Workload& w = *input.workload;
     schedule::Schedule s(w.outputs);
     Status st = s.apply_all(input.trace);
     if (!st) return fail(MeasureErrorKind::kInvalidSchedule, st.message());
-    return compile(s, w, path, function);
+    return compile(s, w, path, function, codegen::Target::parse(target));
   } catch (const std::exception& e) {  // apply_all reports errors as Status; anything else is unexpected
     return fail(MeasureErrorKind::kInvalidSchedule, std::string("the trace cannot be applied: ") + e.what());
   }
@@ -209,7 +242,7 @@ BuildResult build_reference(const workload::Workload& w, const std::string& path
   BuildResult r;
   try {
     ops::OpTensors t{w.inputs, w.outputs};
-    r = compile(ops::default_schedule(t), w, path, function);
+    r = compile(ops::default_schedule(t), w, path, function, codegen::Target::host());
   } catch (const std::exception& e) {
     r = fail(MeasureErrorKind::kCompileError, std::string("the default schedule cannot be built: ") + e.what());
   }
@@ -219,8 +252,8 @@ BuildResult build_reference(const workload::Workload& w, const std::string& path
   return r;
 }
 
-std::unique_ptr<Builder> make_local_builder(const std::string& work_dir, int jobs) {
-  return std::make_unique<LocalBuilder>(work_dir, jobs);
+std::unique_ptr<Builder> make_local_builder(const std::string& work_dir, int jobs, const std::string& target) {
+  return std::make_unique<LocalBuilder>(work_dir, jobs, target);
 }
 
 }  // namespace tessel::tuner

@@ -103,15 +103,20 @@ class Tuning {
     }
     std::filesystem::create_directories(work_dir_);
     int jobs = o.jobs > 0 ? o.jobs : int(std::max(1u, std::thread::hardware_concurrency()));
-    builder_ = o.make_builder ? o.make_builder(work_dir_, jobs) : make_local_builder(work_dir_, jobs);
+    builder_ = o.make_builder ? o.make_builder(work_dir_, jobs) : make_local_builder(work_dir_, jobs, target_);
     runner_ = o.make_runner ? o.make_runner(work_dir_) : make_local_runner(work_dir_);
     uint64_t seed = o.seed;
     for (auto& t : o.tasks) {
       TaskRun r;
       r.task = t;
-      RuleSpaceParams rp;
-      rp.vector_lanes = std::max(4, codegen::Target::parse(o.target).vector_bytes() / 4);
-      r.space = make_rule_space(t.workload, {}, rp);
+      codegen::Target target = codegen::Target::parse(o.target);
+      if (target.is_cuda()) {
+        r.space = make_gpu_rule_space(t.workload);  // candidates are PTX kernels (docs/gpu-codegen.md)
+      } else {
+        RuleSpaceParams rp;
+        rp.vector_lanes = std::max(4, target.vector_bytes() / 4);
+        r.space = make_rule_space(t.workload, {}, rp);
+      }
       r.model = make_model(o.cost_model, seed);
       r.signature = space_signature(*r.space);
       r.summary.name = t.name.empty() ? t.workload->spec : t.name;

@@ -88,10 +88,10 @@ class Runner {
 };
 
 /** Builds locally with LLVM on `jobs` threads (0 = hardware concurrency) into work_dir (created if
- *  missing) as cand_<pid>_<n>.so exporting kernel_packed. A build that takes longer than
+ *  missing) as cand_<pid>_<n>.so exporting kernel_packed (for a cuda target: cand_<pid>_<n>.ptx + .json). A build that takes longer than
  *  build_timeout_s is reported as kCompileTimeout once it finished (an in-process LLVM compile cannot be
  *  interrupted; see docs/measurement.md). */
-std::unique_ptr<Builder> make_local_builder(const std::string& work_dir, int jobs);
+std::unique_ptr<Builder> make_local_builder(const std::string& work_dir, int jobs, const std::string& target = "host");
 
 /** Knobs of the local runner. */
 struct LocalRunnerParams {
@@ -106,8 +106,11 @@ std::unique_ptr<Runner> make_local_runner(const std::string& work_dir);
 std::unique_ptr<Runner> make_local_runner(const LocalRunnerParams& params);
 
 /** Compiles one candidate (apply trace to Schedule(outputs), lower as `function`, emit a shared library
- *  at path); never throws. What LocalBuilder runs per candidate. */
-BuildResult build_candidate(const MeasureInput& input, const std::string& path, const std::string& function);
+ *  at path); never throws. What LocalBuilder runs per candidate. For a cuda target ("cuda",
+ *  "cuda -arch=sm_90") path ends in .ptx: the kernel must pass codegen::validate_gpu_kernel
+ *  (kInvalidSchedule with its reason otherwise) and is written as PATH.ptx + PATH.json. */
+BuildResult build_candidate(const MeasureInput& input, const std::string& path, const std::string& function,
+                            const std::string& target = "host");
 /** Compiles the workload's reference (ops::default_schedule) to path; never throws. */
 BuildResult build_reference(const workload::Workload& w, const std::string& path, const std::string& function);
 
