@@ -103,9 +103,10 @@ int run_tune(const std::vector<std::string>& args) {
   if (use_rpc) {
     remote.security = sec.load();
     remote.stats = std::make_shared<rpc::RpcRunnerStats>();
-    o.make_runner = [remote](const std::string& work_dir) {
+    o.make_runner = [remote, target = o.target](const std::string& work_dir) {
       rpc::RpcRunnerParams p = remote;
       p.work_dir = work_dir;
+      p.target = target;
       return rpc::make_rpc_runner(p);
     };
   }

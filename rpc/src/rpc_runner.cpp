@@ -51,6 +51,7 @@ struct Leased {
 /** A candidate ready to send. */
 struct Job {
   std::string request_json, artifact, key, ref_path;
+  std::string ref_kind = "so";  // of the reference: "so" or "ptx"
   std::string kind = "so";  // or "ptx": a GPU kernel, its launch description inline in request_json
 };
 
@@ -72,7 +73,7 @@ struct Batch {
 
 class RpcRunner : public tuner::Runner {
  public:
-  explicit RpcRunner(RpcRunnerParams p) : p_(std::move(p)), refs_(p_.work_dir) {
+  explicit RpcRunner(RpcRunnerParams p) : p_(std::move(p)), refs_(p_.work_dir, p_.target) {
     if (!p_.stats) p_.stats = std::make_shared<RpcRunnerStats>();
     if (!p_.tracker.empty())
       tracker_ = proto::Tracker::NewStub(make_channel(p_.tracker, p_.security, p_.max_message_mb));
@@ -156,7 +157,13 @@ class RpcRunner : public tuner::Runner {
         r = tuner::measure_error(MeasureErrorKind::kWorkerLost, "cannot read the artifact " + build->artifact_path);
         return;
       }
-      tuner::WorkerRequest req = tuner::make_measure_request(*in.workload, *build, ref, b.opt, b.best);
+      tuner::WorkerRequest req;
+      try {
+        req = tuner::make_measure_request(*in.workload, *build, ref, b.opt, b.best);
+      } catch (const std::exception& e) {
+        r = tuner::measure_error(MeasureErrorKind::kWorkerLost, e.what());
+        return;
+      }
       if (req.artifact_kind == "ptx") {  // the sidecar PATH.json travels inside the request as "launch"
         std::string side, side_path = fs::path(build->artifact_path).replace_extension(".json").string();
         try {
@@ -172,6 +179,7 @@ class RpcRunner : public tuner::Runner {
       j.request_json = req.to_json().dump();
       j.key = in.workload->key;
       j.ref_path = ref.artifact_path;
+      if (req.ref_artifact_kind == "ptx") j.ref_kind = "ptx";  // its launch is inside the request
       b.pending.push_back(i);
     }
   }
@@ -312,7 +320,7 @@ class RpcRunner : public tuner::Runner {
           *r = tuner::measure_error(MeasureErrorKind::kWorkerLost, "cannot read the reference " + job.ref_path);
           return "";
         }
-        m.mutable_reference()->set_kind("so");
+        m.mutable_reference()->set_kind(job.ref_kind);
         m.mutable_reference()->set_data(std::move(bytes));
       }
       double timeout = 2 * opt.run_timeout_s + p_.call_slack_s;

@@ -77,13 +77,20 @@ proto::MeasureReply WorkerService::handle_checked(const proto::MeasureRequest& m
                           "in the request",
                           req.id);
   if (m.artifact().data().empty()) return protocol_error("the artifact is empty", req.id);
-  if (!m.reference().data().empty() && m.reference().kind() != "so")
-    return protocol_error("reference kind '" + m.reference().kind().substr(0, 64) + "' is not supported", req.id);
+  const std::string& ref_kind = m.reference().kind();
+  if (!m.reference().data().empty() && ref_kind != "so" && ref_kind != "ptx")
+    return protocol_error("reference kind '" + ref_kind.substr(0, 64) + "' is not supported", req.id);
+  if (!m.reference().data().empty() && ref_kind == "ptx" &&
+      (req.ref_artifact_kind != "ptx" || !req.ref_launch.is_object()))
+    return protocol_error("a \"ptx\" reference needs \"artifact_kind\": \"ptx\" and the \"launch\" description "
+                          "inside \"reference\" in the request",
+                          req.id);
   if (req.ref_key.empty() || req.ref_key.size() > 4096) return protocol_error("reference.key is missing", req.id);
   std::lock_guard<std::mutex> lk(mu_);  // one measurement at a time: timings must not overlap
   int64_t id = req.id;
   if (!m.reference().data().empty()) {
-    std::string path = (fs::path(dir_) / ("ref_" + std::to_string(next_file_++) + ".so")).string();
+    std::string path =
+        (fs::path(dir_) / ("ref_" + std::to_string(next_file_++) + (ref_kind == "ptx" ? ".ptx" : ".so"))).string();
     if (!write_file(path, m.reference().data()))
       return reply_with(tuner::worker_error("worker_lost", "cannot write " + path), id);
     std::error_code ec;

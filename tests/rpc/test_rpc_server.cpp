@@ -381,5 +381,21 @@ TEST_CASE("rpc worker: a \"ptx\" artifact needs artifact_kind ptx and a launch d
   INFO(r.message);
   CHECK_FALSE(r.protocol_error);  // the worker's CUDA path answered: no driver here, or the JIT rejects the PTX
   CHECK((r.message.find("no CUDA driver") != std::string::npos || r.error_kind == "compile_error"));
+
+  // A "ptx" reference (a cuda target's) likewise needs its launch description inside "reference".
+  m.mutable_reference()->set_kind("ptx");
+  m.mutable_reference()->set_data(".version 8.0\n.target sm_90\nnot ptx at all\n");
+  r = answer();
+  CHECK(r.protocol_error);
+  CHECK_THAT(r.message, Catch::Contains("\"ptx\" reference"));
+  req.ref_artifact_kind = "ptx";
+  req.ref_function = "ref";
+  req.ref_launch = {{"kind", "ptx"}, {"entry", "ref"}, {"grid", {1, 1, 1}}, {"block", {64, 1, 1}}, {"args", {"A", "B", "C"}}};
+  req.ref_key = "ptx-reference";
+  r = answer();
+  INFO(r.message);
+  CHECK_FALSE(r.protocol_error);  // the reference reached the worker's CUDA path
+  CHECK((r.message.find("no CUDA driver") != std::string::npos || r.error_kind == "compile_error" ||
+         r.error_kind == "worker_lost"));
   std::filesystem::remove_all(dir);
 }

@@ -1,6 +1,7 @@
 // LocalBuilder: compiles candidates into shared libraries with LLVM in this process, `jobs` at a time.
 //   build_candidate  trace -> Schedule(outputs).apply_all -> lower -> emit_shared_library; errors become kinds
-//   build_reference  ops::default_schedule of the workload -> shared library
+//   build_reference  ops::default_schedule of the workload -> shared library (for a cuda target:
+//                    ops::default_gpu_schedule -> PTX + launch description, run by the worker on the GPU)
 //   LocalBuilder     a std::thread pool over the inputs (each LLVM compile uses its own LLVMContext and
 //                    TargetMachine, see src/codegen/aot.cpp, so compiles run concurrently)
 // Each candidate is built in its own `tessel-builder` process (found like the worker: TESSEL_BUILDER,
@@ -237,12 +238,17 @@ BuildResult build_candidate(const MeasureInput& input, const std::string& path, 
   }
 }
 
-BuildResult build_reference(const workload::Workload& w, const std::string& path, const std::string& function) {
+BuildResult build_reference(const workload::Workload& w, const std::string& path, const std::string& function,
+                            const std::string& target) {
   auto t0 = std::chrono::steady_clock::now();
   BuildResult r;
   try {
     ops::OpTensors t{w.inputs, w.outputs};
-    r = compile(ops::default_schedule(t), w, path, function, codegen::Target::host());
+    codegen::Target tg = codegen::Target::parse(target);
+    if (tg.is_cuda())  // a CPU reference of a large GPU workload takes longer than any run limit
+      r = compile(ops::default_gpu_schedule(t), w, path, function, tg);
+    else
+      r = compile(ops::default_schedule(t), w, path, function, codegen::Target::host());
   } catch (const std::exception& e) {
     r = fail(MeasureErrorKind::kCompileError, std::string("the default schedule cannot be built: ") + e.what());
   }

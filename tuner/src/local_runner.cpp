@@ -20,7 +20,7 @@ using Clock = std::chrono::steady_clock;
 class LocalRunner : public Runner {
  public:
   explicit LocalRunner(LocalRunnerParams p)
-      : p_(p), child_(WorkerChildParams{p.worker_path, p.startup_timeout_s}), refs_(p.work_dir) {}
+      : p_(p), child_(WorkerChildParams{p.worker_path, p.startup_timeout_s}), refs_(p.work_dir, p.target) {}
 
   std::vector<MeasureResult> run(const std::vector<MeasureInput>& inputs, const std::vector<BuildResult>& builds,
                                  const MeasureOptions& opt, double best_so_far_s) override {

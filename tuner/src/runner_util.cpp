@@ -4,17 +4,30 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
 
 #include "measure_internal.h"
+#include "tessel/codegen/target.h"
 
 namespace tessel::tuner {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+bool is_ptx(const std::string& path) { return fs::path(path).extension() == ".ptx"; }
+
+}  // namespace
+
 ReferenceBuilds::~ReferenceBuilds() {
   std::error_code ec;
-  for (auto& [key, b] : refs_)
-    if (!b.artifact_path.empty()) fs::remove(b.artifact_path, ec);
+  for (auto& [key, b] : refs_) {
+    if (b.artifact_path.empty()) continue;
+    fs::remove(b.artifact_path, ec);
+    if (is_ptx(b.artifact_path)) fs::remove(fs::path(b.artifact_path).replace_extension(".json"), ec);
+  }
 }
 
 const BuildResult& ReferenceBuilds::get(const workload::Workload& w) {
@@ -22,9 +35,10 @@ const BuildResult& ReferenceBuilds::get(const workload::Workload& w) {
   if (it != refs_.end()) return it->second;
   std::error_code ec;
   fs::create_directories(work_dir_, ec);
+  std::string ext = codegen::Target::parse(target_).is_cuda() ? ".ptx" : ".so";
   std::string path =
-      (fs::path(work_dir_) / ("ref_" + detail::safe_key(w.key) + "_" + std::to_string(getpid()) + ".so")).string();
-  BuildResult r = build_reference(w, path, detail::kReferenceFunction);
+      (fs::path(work_dir_) / ("ref_" + detail::safe_key(w.key) + "_" + std::to_string(getpid()) + ext)).string();
+  BuildResult r = build_reference(w, path, detail::kReferenceFunction, target_);
   return refs_.emplace(w.key, std::move(r)).first->second;
 }
 
@@ -34,14 +48,23 @@ WorkerRequest make_measure_request(const workload::Workload& w, const BuildResul
   req.op = "measure";
   req.artifact = b.artifact_path;
   req.function = b.function_name.empty() ? detail::kCandidateFunction : b.function_name;
-  const std::string ptx = ".ptx";
-  if (b.artifact_path.size() > ptx.size() &&
-      b.artifact_path.compare(b.artifact_path.size() - ptx.size(), ptx.size(), ptx) == 0)
+  if (is_ptx(b.artifact_path))
     req.artifact_kind = "ptx";  // a GPU build: PTX + PATH.json; the worker runs it on the CUDA device
   else
     req.function += "_packed";
   req.ref_artifact = ref.artifact_path;
-  req.ref_function = ref.function_name + "_packed";
+  req.ref_function = ref.function_name;
+  if (is_ptx(ref.artifact_path)) {  // a GPU reference; its launch travels in the request (RPC workers too)
+    req.ref_artifact_kind = "ptx";
+    std::string side = fs::path(ref.artifact_path).replace_extension(".json").string();
+    std::ifstream in(side);
+    if (!in.is_open()) throw std::runtime_error("cannot read the reference's launch description " + side);
+    std::stringstream text;
+    text << in.rdbuf();
+    req.ref_launch = nlohmann::json::parse(text.str());
+  } else {
+    req.ref_function += "_packed";
+  }
   req.ref_key = w.key;
   req.args = detail::worker_args(w);
   req.options = opt.to_json();

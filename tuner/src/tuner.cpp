@@ -104,7 +104,10 @@ class Tuning {
     std::filesystem::create_directories(work_dir_);
     int jobs = o.jobs > 0 ? o.jobs : int(std::max(1u, std::thread::hardware_concurrency()));
     builder_ = o.make_builder ? o.make_builder(work_dir_, jobs) : make_local_builder(work_dir_, jobs, target_);
-    runner_ = o.make_runner ? o.make_runner(work_dir_) : make_local_runner(work_dir_);
+    LocalRunnerParams rp;
+    rp.work_dir = work_dir_;
+    rp.target = target_;
+    runner_ = o.make_runner ? o.make_runner(work_dir_) : make_local_runner(rp);
     uint64_t seed = o.seed;
     for (auto& t : o.tasks) {
       TaskRun r;

@@ -25,6 +25,7 @@ struct RpcRunnerParams {
   std::vector<std::string> workers;  // HOST:PORT of workers used directly, without a tracker
   Security security;
   std::string work_dir;             // references are built here
+  std::string target = "host";      // of the candidates; a cuda target gets a PTX reference
   int priority = 0;                 // of the lease requests (higher first)
   int max_workers = 0;              // workers leased at once (0 = all free ones)
   int max_attempts = 3;             // sends of a candidate before it is recorded as worker_lost

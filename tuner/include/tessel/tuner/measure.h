@@ -96,12 +96,14 @@ std::unique_ptr<Builder> make_local_builder(const std::string& work_dir, int job
 /** Knobs of the local runner. */
 struct LocalRunnerParams {
   std::string work_dir;           // references are built here (created if missing)
+  std::string target = "host";    // of the candidates; a cuda target gets a PTX reference
   std::string worker_path;        // empty: $TESSEL_WORKER, else next to /proc/self/exe, else the build tree's
   bool keep_artifacts = false;    // false: delete each candidate's .so once it was measured
   double startup_timeout_s = 10;  // a new worker must answer a ping within this time
 };
 /** Runs on a local worker process (`tessel-worker --stdio --memory-limit-mb N`), restarted after a
- *  crash or timeout. The reference of each workload (ops::default_schedule) is built once into work_dir. */
+ *  crash or timeout. The reference of each workload (ops::default_schedule, or ops::default_gpu_schedule
+ *  for a cuda target) is built once into work_dir. */
 std::unique_ptr<Runner> make_local_runner(const std::string& work_dir);
 std::unique_ptr<Runner> make_local_runner(const LocalRunnerParams& params);
 
@@ -111,7 +113,10 @@ std::unique_ptr<Runner> make_local_runner(const LocalRunnerParams& params);
  *  (kInvalidSchedule with its reason otherwise) and is written as PATH.ptx + PATH.json. */
 BuildResult build_candidate(const MeasureInput& input, const std::string& path, const std::string& function,
                             const std::string& target = "host");
-/** Compiles the workload's reference (ops::default_schedule) to path; never throws. */
-BuildResult build_reference(const workload::Workload& w, const std::string& path, const std::string& function);
+/** Compiles the workload's reference (ops::default_schedule) to path as a shared library; never throws.
+ *  For a cuda target it is ops::default_gpu_schedule written as PATH.ptx + PATH.json (path ends in .ptx),
+ *  which the worker runs on the GPU (docs/gpu.md). */
+BuildResult build_reference(const workload::Workload& w, const std::string& path, const std::string& function,
+                            const std::string& target = "host");
 
 }  // namespace tessel::tuner

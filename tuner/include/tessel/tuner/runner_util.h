@@ -9,11 +9,13 @@
 
 namespace tessel::tuner {
 
-/** The reference build of each workload (ops::default_schedule), built once into work_dir; the files
- *  are removed with this object. */
+/** The reference build of each workload (build_reference for target: a shared library, or PTX + its
+ *  launch description for a cuda target), built once into work_dir; the files are removed with this
+ *  object. */
 class ReferenceBuilds {
  public:
-  explicit ReferenceBuilds(std::string work_dir) : work_dir_(std::move(work_dir)) {}
+  explicit ReferenceBuilds(std::string work_dir, std::string target = "host")
+      : work_dir_(std::move(work_dir)), target_(std::move(target)) {}
   ~ReferenceBuilds();
   ReferenceBuilds(const ReferenceBuilds&) = delete;
   ReferenceBuilds& operator=(const ReferenceBuilds&) = delete;
@@ -22,10 +24,14 @@ class ReferenceBuilds {
 
  private:
   std::string work_dir_;
+  std::string target_;
   std::map<std::string, BuildResult> refs_;  // workload key -> reference build
 };
 
-/** The "measure" request of a built candidate b of workload w against its reference ref. */
+/** The "measure" request of a built candidate b of workload w against its reference ref. A PTX build
+ *  (candidate or reference) is sent as artifact_kind "ptx"; a PTX reference also carries its launch
+ *  description (read from the PATH.json beside it) as ref_launch. Throws std::runtime_error when that
+ *  file cannot be read. */
 WorkerRequest make_measure_request(const workload::Workload& w, const BuildResult& b, const BuildResult& ref,
                                    const MeasureOptions& opt, double best_so_far_s);
 
