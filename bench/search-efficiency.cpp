@@ -127,12 +127,6 @@ int64_t trials_to(const std::vector<double>& g, double target) {
   return 0;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n == 0 ? 0 : n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 std::vector<std::string> heldout_workloads(const std::string& list) {
   std::ifstream f(list);
   std::vector<std::string> out;
@@ -239,7 +233,8 @@ int main(int argc, char** argv) {
                       bench::fmt(*std::max_element(r.gflops.begin(), r.gflops.end()), 1),
                       t == 0 ? ">" + std::to_string(trials) : std::to_string(t), std::to_string(cache.measured)});
     }
-    double tr = median(t95["random"]), tg = median(t95["guided"]), tp = median(t95["pretrained"]);
+    double tr = records::median_of(t95["random"]), tg = records::median_of(t95["guided"]),
+           tp = records::median_of(t95["pretrained"]);
     bool rg_bound = never["random"] && tr >= double(trials);
     rg_bound_any |= rg_bound;
     r_rg.push_back(tr / tg);

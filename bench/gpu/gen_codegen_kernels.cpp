@@ -1,13 +1,9 @@
-// gen_codegen_kernels OUT_DIR: writes PTX + launch JSON made by tessel's GPU code generator (branch gpucg:
-// codegen::build_cuda, ops::schedule_matmul_gpu) for the benchmark sizes of scripts/gpu-bench, and
+// gen_codegen_kernels OUT_DIR: writes PTX + launch JSON made by tessel's GPU code generator
+// (codegen::build_cuda, ops::schedule_matmul_gpu) for the benchmark sizes of scripts/gpu-bench, and
 // OUT_DIR/manifest.json, which `tessel-gpu-selftest --measure OUT_DIR` measures through tessel-worker
 // against the selftest's naive PTX references.
 //
-// Not in CMake yet: it needs the code generator, which lives on the gpucg branch until it is merged.
-// Built for the first H200 run (docs/gpu.md) against that branch's build tree:
-//   G=/work/wt-gpucg; g++ -std=gnu++20 -O2 -I$G/include -I$G/tests/support bench/gpu/gen_codegen_kernels.cpp \
-//     $G/build-gpucg/tests/libtessel_test_support.a $G/build-gpucg/libtessel_{codegen,lower,schedule,ops,te,ir,runtime,support}.a \
-//     -L/usr/lib/llvm-19/lib -lLLVM -lpthread -ldl -o /tmp/gen_codegen_kernels
+// Built as build/bench/tessel_bench_gen_codegen_kernels.
 // The schedules are hand-picked (a few matmul tile configurations, the code generator's own test
 // schedules for the others scaled to these sizes); nothing here is auto-tuned.
 #include <cmath>

@@ -128,10 +128,8 @@ class RpcRunner : public tuner::Runner {
     }
     for (size_t i = 0; i < inputs.size(); ++i) {
       if (i < builds.size()) b.results[i].build_s = builds[i].build_s;
-      if (i < builds.size() && builds[i].error_kind == MeasureErrorKind::kNone && !p_.keep_artifacts) {
-        std::error_code ec;
-        fs::remove(builds[i].artifact_path, ec);
-      }
+      if (i < builds.size() && builds[i].error_kind == MeasureErrorKind::kNone && !p_.keep_artifacts)
+        tuner::remove_artifact(builds[i].artifact_path);  // the PTX's launch description too
     }
     return std::move(b.results);
   }

@@ -14,7 +14,6 @@
 namespace tessel::tuner {
 namespace {
 
-namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 class LocalRunner : public Runner {
@@ -44,12 +43,7 @@ class LocalRunner : public Runner {
           }
           r.run_s = std::chrono::duration<double>(Clock::now() - t0).count();
           r.build_s = b.build_s;
-          if (!p_.keep_artifacts && !b.artifact_path.empty()) {
-            std::error_code ec;
-            fs::remove(b.artifact_path, ec);
-            if (fs::path(b.artifact_path).extension() == ".ptx")  // and the launch description beside it
-              fs::remove(fs::path(b.artifact_path).replace_extension(".json"), ec);
-          }
+          if (!p_.keep_artifacts) remove_artifact(b.artifact_path);
           if (on_result_) on_result_(i, r);
         }
         r.build_s = b.build_s;

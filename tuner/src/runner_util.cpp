@@ -21,13 +21,15 @@ bool is_ptx(const std::string& path) { return fs::path(path).extension() == ".pt
 
 }  // namespace
 
-ReferenceBuilds::~ReferenceBuilds() {
+void remove_artifact(const std::string& path) {
+  if (path.empty()) return;
   std::error_code ec;
-  for (auto& [key, b] : refs_) {
-    if (b.artifact_path.empty()) continue;
-    fs::remove(b.artifact_path, ec);
-    if (is_ptx(b.artifact_path)) fs::remove(fs::path(b.artifact_path).replace_extension(".json"), ec);
-  }
+  fs::remove(path, ec);
+  if (is_ptx(path)) fs::remove(fs::path(path).replace_extension(".json"), ec);
+}
+
+ReferenceBuilds::~ReferenceBuilds() {
+  for (auto& [key, b] : refs_) remove_artifact(b.artifact_path);
 }
 
 const BuildResult& ReferenceBuilds::get(const workload::Workload& w) {

@@ -39,6 +39,9 @@ WorkerRequest make_measure_request(const workload::Workload& w, const BuildResul
  *  are kept only for successes and early aborts). */
 MeasureResult measure_result_from(const WorkerResponse& resp);
 
+/** Deletes a built artifact: the shared library, or the PTX and the launch description beside it. */
+void remove_artifact(const std::string& path);
+
 /** A MeasureResult holding only an error. */
 MeasureResult measure_error(MeasureErrorKind kind, std::string message);
 
