@@ -1106,6 +1106,7 @@ void CodeGen::emit_kernel(const LoweredFunc& f) {
   annot("maxntidx", gpu_->launch.block[0]);
   annot("maxntidy", gpu_->launch.block[1]);
   annot("maxntidz", gpu_->launch.block[2]);
+  if (gpu_->launch.min_blocks_per_sm > 0) annot("minctasm", gpu_->launch.min_blocks_per_sm);
   if (gpu_->dynamic_shared) {
     dyn_shared_ = new llvm::GlobalVariable(mod_, llvm::ArrayType::get(b_.getInt8Ty(), 0), false,
                                            llvm::GlobalValue::ExternalLinkage, nullptr, "__tessel_dynamic_shared",

@@ -11,6 +11,7 @@
 //    the thread index (a thread loop shorter than the launch, or an if on a thread variable).
 #include "tessel/lower/gpu_kernel.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
@@ -170,6 +171,11 @@ class LaunchInference : public IRVisitor {
   std::array<bool, 3> grid_set{false, false, false};
 
  protected:
+  void visit_(const AttrStmt* op) override {
+    if (op->key == "pragma_min_blocks_per_sm")
+      if (const int64_t* v = as_const_int(op->value)) launch.min_blocks_per_sm = std::max(launch.min_blocks_per_sm, *v);
+    IRVisitor::visit_(op);
+  }
   void visit_(const For* op) override {
     TESSEL_CHECK(op->for_kind != ForKind::kParallel)
         << loop_desc(op) << ": parallel loops run on the CPU thread pool; on a GPU bind the loop to blockIdx or "

@@ -43,6 +43,7 @@ schedule::Schedule schedule_matmul_gpu(const te::Tensor& C, const MatmulGpuParam
   auto [ty, ii] = s.split(out, t[2], p.tm);
   auto [tx, ji] = s.split(out, t[3], p.tn);
   s.reorder(out, {t[0], t[1], ty, tx, ii, ji});
+  if (p.min_blocks_per_sm > 0) s.pragma(out, t[0], "min_blocks_per_sm", p.min_blocks_per_sm);
   s.bind(out, t[0], "blockIdx.y");
   s.bind(out, t[1], "blockIdx.x");
   s.bind(out, ty, "threadIdx.y");
@@ -53,6 +54,7 @@ schedule::Schedule schedule_matmul_gpu(const te::Tensor& C, const MatmulGpuParam
   s.unroll(cl, ki);
   s.unroll(cl, "i");
   s.unroll(cl, "j");
+  if (p.pipeline) s.pragma(cl, ko, "software_pipeline", 1);
   s.compute_at(as, cl, ko);
   s.compute_at(bs, cl, ko);
   cooperative_fetch(s, as, nty, ntx, p.vec);

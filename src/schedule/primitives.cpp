@@ -580,11 +580,12 @@ struct Primitives {
   void pragma(const PragmaStep& x) {
     Stage& st = loop_stage(x.stage);
     leaf(st, x.axis);
-    TESSEL_CHECK(x.key == "auto_unroll_max_step")
+    TESSEL_CHECK(x.key == "auto_unroll_max_step" || x.key == "software_pipeline" || x.key == "min_blocks_per_sm")
         << "stage " << x.stage << ", axis " << x.axis << ": unknown pragma '" << x.key
-        << "' (expected auto_unroll_max_step)";
-    TESSEL_CHECK(x.value >= 0 && x.value <= 4096) << "stage " << x.stage << ", axis " << x.axis
-                                                  << ": auto_unroll_max_step " << x.value << " must be in [0, 4096]";
+        << "' (expected auto_unroll_max_step, software_pipeline or min_blocks_per_sm)";
+    int64_t hi = x.key == "software_pipeline" ? 1 : x.key == "min_blocks_per_sm" ? 32 : 4096;
+    TESSEL_CHECK(x.value >= 0 && x.value <= hi) << "stage " << x.stage << ", axis " << x.axis << ": " << x.key << " "
+                                                << x.value << " must be in [0, " << hi << "]";
     st.pragmas[x.axis][x.key] = x.value;
   }
 };

@@ -59,13 +59,15 @@ Step random_step(std::mt19937_64& rng, const Schedule& s) {
     case 7: return AnnotateStep{sn, leaves.empty() ? "i" : leaves.back(), "vectorize"};
     case 8: return AnnotateStep{sn, ax, "unroll"};
     case 9: return AnnotateStep{sn, leaves.empty() ? "i" : leaves.front(), "parallel"};
-    case 10: return PragmaStep{sn, ax, "auto_unroll_max_step", pick(rng, std::vector<int64_t>{0, 8, 32, 128})};
+    case 10:
+      if (r(0, 2) == 0) return PragmaStep{sn, ax, "software_pipeline", 1};  // shared fetches at ax, if any
+      return PragmaStep{sn, ax, "auto_unroll_max_step", pick(rng, std::vector<int64_t>{0, 8, 32, 128})};
     case 11: return CacheWriteStep{sn, "local"};
     case 12: {
       std::vector<std::string> inputs;
       for (auto& in : te::as_compute(st.op)->inputs()) inputs.push_back(in->name());
       if (inputs.empty()) return ComputeRootStep{sn};
-      return CacheReadStep{pick(rng, inputs), "local", {sn}};
+      return CacheReadStep{pick(rng, inputs), r(0, 1) ? "shared" : "local", {sn}};  // "shared" is memory on a CPU
     }
     case 13: return RfactorStep{sn, ax};
     case 15: return TransformLayoutStep{sn, r(0, 2), r(1, 5)};

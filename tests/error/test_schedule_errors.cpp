@@ -97,6 +97,8 @@ TEST_CASE("cache, rfactor, storage_align, pragma errors", "[error]") {
   expect_error(s, StorageAlignStep{"C", 5, 8, 1}, {"dimension 5 out of range"});
   expect_error(s, PragmaStep{"C", "k", "unroll_everything", 4}, {"unknown pragma 'unroll_everything'"});
   expect_error(s, PragmaStep{"C", "k", "auto_unroll_max_step", -1}, {"must be in [0, 4096]"});
+  expect_error(s, PragmaStep{"C", "k", "software_pipeline", 2}, {"software_pipeline 2 must be in [0, 1]"});
+  expect_error(s, PragmaStep{"C", "k", "min_blocks_per_sm", 33}, {"min_blocks_per_sm 33 must be in [0, 32]"});
   auto e = elementwise_chain(4, 4);
   Schedule s2({e.args.back()});
   expect_error(s2, RfactorStep{"D", "i"}, {"stage D is not a reduction"});

@@ -15,6 +15,7 @@ struct GpuLaunch {
   std::array<int64_t, 3> grid{1, 1, 1}, block{1, 1, 1};
   int64_t shared_bytes = 0;  // all shared-scope allocations of the kernel
   int64_t local_bytes = 0;   // per-thread local-scope allocations (registers or local memory)
+  int64_t min_blocks_per_sm = 0;  // pragma min_blocks_per_sm (ptxas launch bound .minnctapersm); 0 = none
   int64_t threads_per_block() const { return block[0] * block[1] * block[2]; }
 };
 

@@ -43,6 +43,8 @@ struct MatmulGpuParams {
   int bm = 128, bn = 128, bk = 8;
   int tm = 8, tn = 8;
   int vec = 4;
+  bool pipeline = false;  // software-pipeline the shared fetches (pragma software_pipeline on k.o)
+  int min_blocks_per_sm = 0;  // pragma min_blocks_per_sm on the block loop (0: none)
 };
 
 /** GPU schedule (fp32 FFMA): blocks over bm x bn tiles (blockIdx.y, blockIdx.x), threads over tm x tn

@@ -36,7 +36,10 @@ struct StorageAlignStep { std::string stage; int dim = 0; int64_t factor = 0, of
 /** store stage's buffer with dimension dim blocked by factor: the block index becomes the outermost
  *  dimension and the offset inside the block the innermost (packing, e.g. B[k][j] -> [j/32][k][j%32]). */
 struct TransformLayoutStep { std::string stage; int dim = 0; int64_t factor = 0; };
-/** pragma on a loop; "auto_unroll_max_step" unrolls inner loops up to value steps. */
+/** pragma on a loop; "auto_unroll_max_step" unrolls inner loops up to value steps; "software_pipeline" = 1
+ *  (GPU) overlaps the global loads of the next shared-memory fetch at this loop with the compute
+ *  (lower/software_pipeline.h); "min_blocks_per_sm" = N (GPU, on any loop of the kernel) asks ptxas to fit N
+ *  blocks per multiprocessor (it caps registers per thread; .minnctapersm). */
 struct PragmaStep { std::string stage, axis, key; int64_t value = 0; };
 
 /** bind a data-parallel leaf loop to a GPU index: "blockIdx.x|y|z", "threadIdx.x|y|z" or "vthread"
