@@ -89,15 +89,17 @@ TEST_CASE("row-block: which operators read per-row reductions", "[gpu][rules][ro
   };
   CHECK((rows("softmax:M=4,N=64") == std::vector<std::string>{"Max", "Sum"}));
   CHECK((rows("layer_norm:M=4,N=64") == std::vector<std::string>{"Sum", "VarSum"}));
-  CHECK(rows("add:M=5,N=77").empty());                         // no reduction
-  CHECK(rows("reduce:D0=3,D1=1000,op=sum,axes=1").empty());     // the reduction is the output
-  CHECK(rows("dense:M=16,N=32,K=64,bias=1").empty());           // a full-shape producer (tiled epilogue)
+  CHECK(rows("add:M=5,N=77").empty());                       // no reduction
+  CHECK(rows("reduce:D0=3,D1=1000,op=sum,axes=1").empty());  // the reduction is the output
+  CHECK(rows("dense:M=16,N=32,K=64,bias=1").empty());        // a full-shape producer (tiled epilogue)
   CHECK(rows("avg_pool:C=4,H=8,W=8").empty());
   // Out[i, j] = X[i, j] - Max[j]: the reduction is not indexed by the row.
   te::Tensor X = te::placeholder({8, 8}, ir::DataType::float32(), "X");
   auto k = te::reduce_axis(8, "k");
-  te::Tensor mx = te::compute({8}, [&](te::Var i) { return te::reduce_max(X(i, k->var), {k}); }, "Max");
-  te::Tensor out = te::compute({8, 8}, [&](te::Var i, te::Var j) { return X(i, j) - mx(j); }, "Out");
+  te::Tensor mx = te::compute(
+      {8}, [&](te::Var i) { return te::reduce_max(X(i, k->var), {k}); }, "Max");
+  te::Tensor out = te::compute(
+      {8, 8}, [&](te::Var i, te::Var j) { return X(i, j) - mx(j); }, "Out");
   schedule::Schedule t({out});
   CHECK(ops::row_reductions(t, "Out").empty());
   Status st = ops::schedule_row_block_gpu(t, "Out");
@@ -121,8 +123,8 @@ TEST_CASE("row-block: every point of the softmax and layer_norm spaces builds an
     REQUIRE(modes.name == "Out.row_block");
     int row_options = 0;
     for (auto& o : modes.options) row_options += o[0] == 1;
-    CHECK(modes.options[0][0] == 1);                          // the default is the row-block structure
-    CHECK(row_options * 2 > int(modes.options.size()));      // and most of the space
+    CHECK(modes.options[0][0] == 1);                     // the default is the row-block structure
+    CHECK(row_options * 2 > int(modes.options.size()));  // and most of the space
     ops::OpTensors t{w->inputs, w->outputs};
     auto want = gputest::run_on_cpu(lower::lower(ops::default_schedule(t), w->args(), "ref"), w->inputs.size(), {}, 7);
     for (size_t m = 0; m < modes.options.size(); ++m)
@@ -137,7 +139,8 @@ TEST_CASE("row-block: every point of the softmax and layer_norm spaces builds an
         if (modes.options[m][0] == 1) {
           CHECK(kernel.launch.grid[0] == *ir::as_const_int(w->outputs[0].shape()[0]));
           // Out's vectorized row may use fewer threads than the reductions (guarded).
-          CHECK(kernel.launch.block[0] == std::min<int64_t>(modes.options[m][1], *ir::as_const_int(w->outputs[0].shape()[1])));
+          CHECK(kernel.launch.block[0] ==
+                std::min<int64_t>(modes.options[m][1], *ir::as_const_int(w->outputs[0].shape()[1])));
         }
         gputest::require_ptxas_accepts(kernel);
         auto got = gputest::run_on_cpu(f, w->inputs.size(), {}, 7);
@@ -183,8 +186,10 @@ TEST_CASE("row-block: softmax kernel structure, barriers and work per thread", "
   // Barriers: after each rfactor stage's writes, before the reduction over its partial results reads them.
   std::string text = ir::to_string(kernel.device_func);
   INFO(text);
-  size_t max_rf = text.find("Max.rf[k.i] ="), sync1 = text.find("sync_threads()"), max_read = text.find("Max.rf[", text.find("Max[0] = -inf"));
-  size_t sum_rf = text.find("Sum.rf[k.i] ="), sync2 = text.find("sync_threads()", sync1 + 1), sum_read = text.find("Sum.rf[", text.find("Sum[0] = 0"));
+  size_t max_rf = text.find("Max.rf[k.i] ="), sync1 = text.find("sync_threads()"),
+         max_read = text.find("Max.rf[", text.find("Max[0] = -inf"));
+  size_t sum_rf = text.find("Sum.rf[k.i] ="), sync2 = text.find("sync_threads()", sync1 + 1),
+         sum_read = text.find("Sum.rf[", text.find("Sum[0] = 0"));
   CHECK(max_rf < sync1);
   CHECK(sync1 < max_read);
   CHECK(max_read < sum_rf);
