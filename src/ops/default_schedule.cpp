@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "tessel/ops/matmul.h"
+#include "tessel/ops/row_block_gpu.h"
 
 namespace tessel::ops {
 
@@ -81,6 +82,16 @@ schedule::Schedule default_gpu_schedule(const OpTensors& t, const DefaultGpuSche
       s.compute_inline(st->name);
   }
   const std::string name = out.name();
+  if (auto rows = row_reductions(s, name); !rows.empty()) {  // softmax, layer_norm: one block per row
+    int64_t len = 1;
+    for (size_t d = s.stage(rows[0]).op->shape().size(); d < out.shape().size(); ++d)
+      len *= *ir::as_const_int(out.shape()[d]);
+    int64_t threads = 32;  // the fewest warps that cover a row, at most p.threads
+    while (threads < len && threads < p.threads) threads *= 2;
+    Status st = schedule_row_block_gpu(s, name, {threads, 1});
+    TESSEL_ICHECK(st.is_ok()) << st.message();
+    return s;
+  }
   std::vector<std::string> data;
   for (auto& ax : s.stage(name).leaf_axes)
     if (ax->kind == ir::IterKind::kDataPar) data.push_back(ax->name);

@@ -29,6 +29,7 @@ class InlineInjective : public SketchRule {
   bool applies(const StageInfo& s, const Schedule&) const override { return !s.is_output && s.is_injective; }
   std::vector<int> declare(const StageInfo&, const Schedule&, RuleContext&) const override { return {}; }
   Status apply(const StageInfo& s, Schedule& sch, const std::vector<int>&, const RuleContext&) const override {
+    if (s.stage->attach == schedule::AttachKind::kInline) return Status::ok();  // inlined by a consumer's rule
     return sch.apply(schedule::ComputeInlineStep{s.stage->name});
   }
 };

@@ -11,12 +11,17 @@
 //                          threads), or computed inside the thread of its only consumer (or of the output);
 //                          an output with a long reduction over few outputs may instead use a block per
 //                          output whose threads reduce slices into a shared rfactor stage (cross_thread)
+//   GpuRowBlock            elementwise outputs reading per-row reductions (softmax, layer_norm): one block
+//                          per row, each reduction a cross-thread reduction (rfactor into shared memory) at
+//                          the block loop (ops::schedule_row_block_gpu); or, as a knob option, the output as
+//                          an injective root with the reductions inside each thread (gpu_reduction)
 //   GpuInjectiveRoot       elementwise outputs: fused, vectorized, split over blocks and threads
 // Cross-thread reductions go through shared memory (rfactor + set_scope), not warp shuffles.
 #include <algorithm>
 
 #include "rule_util.h"
 #include "tessel/ir/functor.h"
+#include "tessel/ops/row_block_gpu.h"
 #include "tessel/tuner/search_space.h"
 
 namespace tessel::tuner {
@@ -180,7 +185,8 @@ class GpuReduction : public SketchRule {
   explicit GpuReduction(GpuRuleParams p) : p_(std::move(p)) {}
   std::string name() const override { return "gpu_reduction"; }
   bool applies(const StageInfo& s, const Schedule&) const override { return !s.is_injective; }
-  std::vector<int> declare(const StageInfo& s, const Schedule& sch, RuleContext& ctx) const override {
+  std::vector<int> declare(const StageInfo& s, const Schedule&, RuleContext& ctx) const override {
+    if (!s.is_output) return {};  // computed inside a consumer's thread or block: no knobs of its own
     int64_t total = 1;
     for (auto e : data_extents(*s.stage)) total *= e;
     std::vector<int> k{ctx.add_knob({s.stage->name + ".threads", options_of(p_.thread_options, std::max<int64_t>(total, 32))})};
@@ -222,6 +228,7 @@ class GpuReduction : public SketchRule {
   Status apply(const StageInfo& s, Schedule& sch, const std::vector<int>& k, const RuleContext& ctx) const override {
     const std::string& n = s.stage->name;
     if (cross_thread_candidate(s) && ctx.option(k[1])[0] > 0) return cross_thread(s, sch, ctx.option(k[1])[0]);
+    if (s.stage->attach == schedule::AttachKind::kAt) return Status::ok();  // placed by gpu_row_block
     if (!s.is_output) {  // inside its consumer's thread, else the output's (consumers are scheduled first)
       auto cons = effective_consumers(sch, n);
       std::string target = cons.size() == 1 ? cons[0] : sch.outputs().size() == 1 ? sch.outputs()[0].name() : "";
@@ -239,6 +246,48 @@ class GpuReduction : public SketchRule {
     Status st = sch.apply(schedule::BindStep{n, o, "blockIdx.x"});
     if (!st) return st;
     return sch.apply(schedule::BindStep{n, t, "threadIdx.x"});
+  }
+
+ private:
+  GpuRuleParams p_;
+};
+
+// Knob S.row_block: (1, threads) one block per row (ops::schedule_row_block_gpu with S.vector), or
+// (0, threads) the output fused over blocks and threads like an injective root, its reductions then
+// computed inside each thread by gpu_reduction (row-block options first: the default and most of the
+// space).
+class GpuRowBlock : public SketchRule {
+ public:
+  explicit GpuRowBlock(GpuRuleParams p) : p_(std::move(p)) {}
+  std::string name() const override { return "gpu_row_block"; }
+  bool applies(const StageInfo& s, const Schedule& sch) const override {
+    return s.is_output && s.is_injective && !is_tiled_epilogue(sch, *s.stage) &&
+           !ops::row_reductions(sch, s.stage->name).empty();
+  }
+  std::vector<int> declare(const StageInfo& s, const Schedule& sch, RuleContext& ctx) const override {
+    size_t rows = data_extents(sch.stage(ops::row_reductions(sch, s.stage->name)[0])).size();
+    auto ext = data_extents(*s.stage);
+    int64_t len = 1;
+    for (size_t d = rows; d < ext.size(); ++d) len *= ext[d];
+    int64_t cap = 0;  // the fewest threads that cover a row, else the most
+    for (auto t : p_.thread_options)
+      if (t <= p_.max_threads) cap = std::max(cap, t);
+    for (auto t : p_.thread_options)
+      if (t >= len && t <= cap) cap = t;
+    std::vector<std::vector<int64_t>> modes, vec;
+    for (auto t : p_.thread_options)
+      if (t <= cap) modes.push_back({1, t});
+    for (auto t : p_.row_fallback_threads)
+      if (t <= p_.max_threads) modes.push_back({0, t});
+    for (auto v : p_.vector_options)
+      if (len % v == 0) vec.push_back({v});
+    return {ctx.add_knob({s.stage->name + ".row_block", modes}), ctx.add_knob({s.stage->name + ".vector", vec})};
+  }
+  Status apply(const StageInfo& s, Schedule& sch, const std::vector<int>& k, const RuleContext& ctx) const override {
+    const auto& mode = ctx.option(k[0]);
+    int64_t vec = ctx.option(k[1])[0];
+    if (mode[0] == 0) return fuse_over_threads(sch, s.stage->name, mode[1], vec, true);
+    return ops::schedule_row_block_gpu(sch, s.stage->name, {mode[1], vec});
   }
 
  private:
@@ -269,8 +318,8 @@ class GpuInjectiveRoot : public SketchRule {
 }  // namespace
 
 std::vector<std::shared_ptr<const SketchRule>> default_gpu_rules(const GpuRuleParams& p) {
-  return {inline_injective_rule(), std::make_shared<GpuMultiLevelTiling>(p), std::make_shared<GpuReduction>(p),
-          std::make_shared<GpuInjectiveRoot>(p)};
+  return {inline_injective_rule(), std::make_shared<GpuMultiLevelTiling>(p), std::make_shared<GpuRowBlock>(p),
+          std::make_shared<GpuReduction>(p), std::make_shared<GpuInjectiveRoot>(p)};
 }
 
 }  // namespace tessel::tuner

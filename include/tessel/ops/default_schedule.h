@@ -24,7 +24,9 @@ struct DefaultGpuScheduleParams {
 };
 
 /** A correct GPU schedule for one output: elementwise intermediates inlined; a matmul-shaped output
- *  (C[i, j] = sum_k of two inputs) whose sizes tile gets schedule_matmul_gpu; any other output has its
+ *  (C[i, j] = sum_k of two inputs) whose sizes tile gets schedule_matmul_gpu; an elementwise output
+ *  reading per-row reductions (softmax, layer_norm) gets schedule_row_block_gpu with the fewest warps
+ *  that cover a row, at most p.threads; any other output has its
  *  data loops fused and split over blocks and p.threads threads, with its reduction loops (and the other
  *  reductions it reads, computed per thread in registers) inside each thread. Throws UserError for
  *  several outputs. */

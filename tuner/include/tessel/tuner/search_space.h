@@ -97,13 +97,15 @@ struct GpuRuleParams {
   std::vector<int64_t> thread_options = {32, 64, 128, 256, 512, 1024};  // injective / reduction outputs
   std::vector<int64_t> vector_options = {1, 2, 4};  // vector width of global loads and stores
   std::vector<int64_t> unroll_steps = {0, 16, 64, 512};
+  std::vector<int64_t> row_fallback_threads = {64, 256};  // gpu_row_block's one-element-per-thread options
 };
 
 /** The GPU rules (docs/gpu-codegen.md), in order: inline injective intermediates; multi-level tiling for
  *  reductions with reuse (data axes split into block / thread / per-thread levels, blocks and threads
  *  fused and bound, register accumulators, each operand optionally staged in shared memory per
- *  reduction slice and fetched cooperatively with vector loads); other reductions one output per
- *  thread (computed inside their consumer's thread when they have one); injective outputs fused,
+ *  reduction slice and fetched cooperatively with vector loads); elementwise outputs reading per-row
+ *  reductions (softmax, layer_norm) one block per row with cross-thread reductions; other reductions
+ *  one output per thread (computed inside their consumer's thread when they have one); injective outputs fused,
  *  vectorized and split over blocks and threads. */
 std::vector<std::shared_ptr<const SketchRule>> default_gpu_rules(const GpuRuleParams& p = {});
 
