@@ -19,7 +19,6 @@
 #include <unordered_map>
 
 #include "gpu_features.h"
-
 #include "tessel/ir/functor.h"
 #include "tessel/ir/simplify.h"
 #include "tessel/lower/build_loop_nest.h"
@@ -121,8 +120,8 @@ struct Access {
   bool read = false, write = false;
   double bytes = 0, unique_bytes = 0, lines = 0, unique_lines = 0;
   double reuse_ct = 0, reuse_dis_iter = 0, reuse_dis_bytes = 0, stride = 0;
-  double tx_stride = 0;           // |elements between consecutive threadIdx.x| (0: no thread loop or same element)
-  double uncoalesced_bytes = 0;   // bytes accessed with tx_stride above the vector lanes
+  double tx_stride = 0;             // |elements between neighbouring threadIdx.x| (0: no thread loop or same element)
+  double uncoalesced_bytes = 0;     // bytes accessed with tx_stride above the contiguous elements per thread
   std::vector<double> level_bytes;  // unique bytes touched inside loop level i (i = 0 outermost .. lanes)
 };
 

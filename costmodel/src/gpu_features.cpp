@@ -26,11 +26,11 @@ constexpr double kSharedReservedPerBlock = 1024;
 }  // namespace
 
 const char* const kGpuFeatureNames[kGpuFeatureCount] = {
-    "gpu_grid_x",       "gpu_grid_y",        "gpu_grid_z",          "gpu_block_x",          "gpu_block_y",
-    "gpu_block_z",      "gpu_threads",       "gpu_blocks",          "gpu_shared_bytes",     "gpu_local_bytes",
-    "gpu_registers",    "gpu_blocks_per_sm", "gpu_occupancy",       "gpu_waves",            "gpu_store_shared",
-    "gpu_store_local",  "gpu_store_global",  "gpu_fetch_stores",    "gpu_compute_stores",   "gpu_thread_share",
-    "gpu_work_per_thread", "gpu_global_tx_stride", "gpu_uncoalesced", "gpu_shared_tx_stride"};
+    "gpu_grid_x",          "gpu_grid_y",           "gpu_grid_z",       "gpu_block_x",         "gpu_block_y",
+    "gpu_block_z",         "gpu_threads",          "gpu_blocks",       "gpu_shared_bytes",    "gpu_local_bytes",
+    "gpu_registers",       "gpu_blocks_per_sm",    "gpu_occupancy",    "gpu_waves",           "gpu_store_shared",
+    "gpu_store_local",     "gpu_store_global",     "gpu_fetch_stores", "gpu_compute_stores",  "gpu_thread_share",
+    "gpu_work_per_thread", "gpu_global_tx_stride", "gpu_uncoalesced",  "gpu_shared_tx_stride"};
 
 bool gpu_feature_is_unscaled(int k) {
   switch (k) {

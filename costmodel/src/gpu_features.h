@@ -9,26 +9,26 @@ namespace tessel::costmodel {
 
 // Indices inside the GPU group (absolute index = kGpuOffset + k).
 enum GpuFeature {
-  kGpuGridX,             // blockIdx.x extent (then y, z)
-  kGpuBlockX = 3,        // threadIdx.x extent (then y, z)
+  kGpuGridX,       // blockIdx.x extent (then y, z)
+  kGpuBlockX = 3,  // threadIdx.x extent (then y, z)
   kGpuThreadsPerBlock = 6,
-  kGpuBlocks,            // blocks in the grid
-  kGpuSharedBytes,       // shared memory per block
-  kGpuLocalBytes,        // local (register) buffers per thread
-  kGpuRegisters,         // estimated registers per thread
-  kGpuBlocksPerSm,       // resident blocks per SM (threads, shared memory, registers, 32 blocks)
-  kGpuOccupancy,         // active warps / 64 (fraction)
-  kGpuWaves,             // blocks / (blocks per SM x 132 SMs)
-  kGpuStoreShared,       // flag: the store writes a shared buffer (a cooperative fetch)
-  kGpuStoreLocal,        // flag: ... a local buffer
-  kGpuStoreGlobal,       // flag: ... a global buffer
-  kGpuFetchStores,       // program: stores to shared buffers
-  kGpuComputeStores,     // program: other stores
-  kGpuThreadShare,       // fraction of the block's threads that execute the store
-  kGpuWorkPerThread,     // executions of the store per thread (serial, unrolled and vector loops, lanes)
-  kGpuGlobalTxStride,    // largest |elements between consecutive threadIdx.x| of a global access
-  kGpuUncoalesced,       // fraction of the store's global bytes whose threadIdx.x stride exceeds the lanes
-  kGpuSharedTxStride,    // largest |elements between consecutive threadIdx.x| of a shared access (banks)
+  kGpuBlocks,          // blocks in the grid
+  kGpuSharedBytes,     // shared memory per block
+  kGpuLocalBytes,      // local (register) buffers per thread
+  kGpuRegisters,       // estimated registers per thread
+  kGpuBlocksPerSm,     // resident blocks per SM (threads, shared memory, registers, 32 blocks)
+  kGpuOccupancy,       // active warps / 64 (fraction)
+  kGpuWaves,           // blocks / (blocks per SM x 132 SMs)
+  kGpuStoreShared,     // flag: the store writes a shared buffer (a cooperative fetch)
+  kGpuStoreLocal,      // flag: ... a local buffer
+  kGpuStoreGlobal,     // flag: ... a global buffer
+  kGpuFetchStores,     // program: stores to shared buffers
+  kGpuComputeStores,   // program: other stores
+  kGpuThreadShare,     // fraction of the block's threads that execute the store
+  kGpuWorkPerThread,   // executions of the store per thread (serial, unrolled and vector loops, lanes)
+  kGpuGlobalTxStride,  // largest |elements between consecutive threadIdx.x| of a global access
+  kGpuUncoalesced,     // fraction of the store's global bytes whose threadIdx.x stride exceeds the lanes
+  kGpuSharedTxStride,  // largest |elements between consecutive threadIdx.x| of a shared access (banks)
   kGpuFeatureCount
 };
 

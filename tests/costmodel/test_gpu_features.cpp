@@ -3,12 +3,10 @@
 // on GPU-scheduled candidates.
 #include <catch2/catch.hpp>
 #include <cmath>
-#include <iostream>
 #include <memory>
 
 #include "candidates.h"
 #include "tessel/costmodel/learned_model.h"
-#include "tessel/ir/printer.h"
 #include "tessel/lower/gpu_kernel.h"
 #include "tessel/lower/lower.h"
 #include "tessel/ops/default_schedule.h"
@@ -21,10 +19,30 @@ namespace {
 
 // Relative indices in the GPU group (docs/costmodel.md: absolute index kGpuOffset + k).
 enum {
-  kGridX = 0, kGridY = 1, kGridZ = 2, kBlockX = 3, kBlockY = 4, kBlockZ = 5, kThreads = 6, kBlocks = 7,
-  kShared = 8, kLocal = 9, kRegisters = 10, kBlocksPerSm = 11, kOccupancy = 12, kWaves = 13,
-  kStoreShared = 14, kStoreLocal = 15, kStoreGlobal = 16, kFetchStores = 17, kComputeStores = 18,
-  kThreadShare = 19, kWorkPerThread = 20, kGlobalTxStride = 21, kUncoalesced = 22, kSharedTxStride = 23
+  kGridX = 0,
+  kGridY = 1,
+  kGridZ = 2,
+  kBlockX = 3,
+  kBlockY = 4,
+  kBlockZ = 5,
+  kThreads = 6,
+  kBlocks = 7,
+  kShared = 8,
+  kLocal = 9,
+  kRegisters = 10,
+  kBlocksPerSm = 11,
+  kOccupancy = 12,
+  kWaves = 13,
+  kStoreShared = 14,
+  kStoreLocal = 15,
+  kStoreGlobal = 16,
+  kFetchStores = 17,
+  kComputeStores = 18,
+  kThreadShare = 19,
+  kWorkPerThread = 20,
+  kGlobalTxStride = 21,
+  kUncoalesced = 22,
+  kSharedTxStride = 23
 };
 
 float lg(double x) { return float(std::log2(1 + x)); }
@@ -122,7 +140,7 @@ TEST_CASE("gpu features of the matmul schedule, from its tile sizes", "[costmode
 
 TEST_CASE("gpu features: more shared memory per block lowers the occupancy estimate", "[costmodel][features][gpu]") {
   // 64 x 64 tiles, 4 x 4 per thread: 256 threads, 48 registers (5 blocks per SM by registers).
-  auto small = matmul_gpu_rows({64, 64, 8, 4, 4, 4});   // 2 x 64 x 8 floats = 4 KiB shared: 5 blocks
+  auto small = matmul_gpu_rows({64, 64, 8, 4, 4, 4});    // 2 x 64 x 8 floats = 4 KiB shared: 5 blocks
   auto large = matmul_gpu_rows({64, 64, 128, 4, 4, 4});  // 2 x 64 x 128 floats = 64 KiB: 3 blocks
   REQUIRE(!small.empty());
   REQUIRE(!large.empty());
@@ -199,19 +217,9 @@ TEST_CASE("a learned model trains on GPU-scheduled candidates", "[costmodel][mod
   REQUIRE(m->trained());
   std::vector<const ProgramFeatures*> test;
   std::vector<double> truth;
-  for (size_t i = split; i < samples.size(); ++i) test.push_back(feats[i].get()), truth.push_back(samples[i].throughput);
+  for (size_t i = split; i < samples.size(); ++i)
+    test.push_back(feats[i].get()), truth.push_back(samples[i].throughput);
   auto scores = m->predict_features(test);
   for (double s : scores) CHECK(std::isfinite(s));
   CHECK(testing::pairwise_accuracy(scores, truth, 0.05) > 0.6);
-}
-
-TEST_CASE("dump gpu extraction IR", "[.][dump]") {
-  auto s = ops::schedule_matmul_gpu(mm512()->outputs[0], {});
-  std::cout << ir::to_string(extraction_ir(*mm512(), s.trace()).body) << "\n";
-  auto rows = matmul_gpu_rows({});
-  const auto& names = feature_names();
-  for (auto& r : rows) {
-    for (int k = 0; k < kGpuFeatures; ++k) std::cout << names[size_t(kGpuOffset + k)] << "=" << gpu(r, k) << " ";
-    std::cout << "\n";
-  }
 }
