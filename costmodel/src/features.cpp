@@ -7,14 +7,18 @@
 //                     guards and allocations; at each Store it builds one row:
 //     count_expr      arithmetic by kind and the buffer accesses of the stored value and indices
 //     analyze_access  index coefficients per enclosing loop (affine part) -> bytes, unique bytes, cache
-//                     lines, reuse (innermost loop the index does not depend on), innermost stride
-//   finish            log2(1 + x) of magnitudes; flags stay 0/1
+//                     lines, reuse (innermost loop the index does not depend on), innermost stride,
+//                     stride between consecutive threadIdx.x (GPU coalescing)
+//   finish            program-level values (GPU launch and occupancy: gpu_features.cpp), per-FLOP
+//                     normalization, log2(1 + x) of magnitudes; flags and fractions stay as they are
 #include "tessel/costmodel/features.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <unordered_map>
 
+#include "gpu_features.h"
 #include "tessel/ir/functor.h"
 #include "tessel/ir/simplify.h"
 #include "tessel/lower/build_loop_nest.h"
@@ -88,6 +92,7 @@ enum Buf {
 static_assert(kComputeCount == kLoopOffset - kComputeOffset);
 static_assert(kLoopCount == kBufferOffset - kLoopOffset);
 static_assert(kBufferOffset + kFeatureBufferSlots * kFeaturesPerBuffer == kIntensityOffset);
+static_assert(kGpuFeatureCount == kGpuFeatures);
 
 const char* const kComputeNames[] = {"float_addsub", "float_mul",  "float_div", "float_mad",  "float_math",
                                      "float_cmp",    "int_addsub", "int_mul",   "int_divmod", "int_cmp",
@@ -115,6 +120,8 @@ struct Access {
   bool read = false, write = false;
   double bytes = 0, unique_bytes = 0, lines = 0, unique_lines = 0;
   double reuse_ct = 0, reuse_dis_iter = 0, reuse_dis_bytes = 0, stride = 0;
+  double tx_stride = 0;             // |elements between neighbouring threadIdx.x| (0: no thread loop or same element)
+  double uncoalesced_bytes = 0;     // bytes accessed with tx_stride above the contiguous elements per thread
   std::vector<double> level_bytes;  // unique bytes touched inside loop level i (i = 0 outermost .. lanes)
 };
 
@@ -147,6 +154,20 @@ class FeatureVisitor : public IRVisitor {
   std::vector<std::vector<float>> rows;
 
   void finish() {
+    for (size_t i = 0; i < rows.size(); ++i) {
+      float* g = &rows[i][kGpuOffset];
+      if (!gpu_) {
+        std::fill(g, g + kGpuFeatures, 0.0f);  // CPU program: the GPU group stays zero
+        continue;
+      }
+      double threads = 1;  // threads of the block that run the store (a shorter thread loop is guarded)
+      for (size_t d = 0; d < 3; ++d) {
+        double b = double(launch_.block[d]);
+        threads *= row_threads_[i][d] >= 0 ? std::min(row_threads_[i][d], b) : b;
+      }
+      g[kGpuThreadShare] = float(threads);
+      fill_gpu_program_features(launch_, fetch_stores_, compute_stores_, g);
+    }
     double program_flops = 0;
     for (auto& r : rows) program_flops += r[kIntensityOffset + 2];
     // Counts that grow with the size of the computation are taken per FLOP of the program (version 2):
@@ -160,7 +181,7 @@ class FeatureVisitor : public IRVisitor {
       r[kOtherOffset + 1] = float(program_flops);
       r[kOtherOffset + 2] = float(num_loops_total_);
       for (int i = 0; i < kFeatureLength; ++i) {
-        if (is_flag(i)) continue;
+        if (is_unscaled(i)) continue;
         r[i] = float(std::log2(1.0 + std::max(0.0f, r[i])));
       }
     }
@@ -171,6 +192,11 @@ class FeatureVisitor : public IRVisitor {
     const int64_t* e = as_const_int(op->extent);
     loops_.push_back({op->var.get(), e ? double(std::max<int64_t>(*e, 0)) : 1.0, op->for_kind});
     ++num_loops_total_;
+    if (is_gpu_bound(op->for_kind)) {  // the launch shape, as lower::infer_gpu_launch derives it
+      gpu_ = true;
+      auto& dim = (is_block_bound(op->for_kind) ? launch_.grid : launch_.block)[size_t(gpu_dim(op->for_kind))];
+      dim = std::max(dim, int64_t(loops_.back().extent));
+    }
     visit(op->body);
     loops_.pop_back();
   }
@@ -188,6 +214,10 @@ class FeatureVisitor : public IRVisitor {
     --guards_;
   }
   void visit_(const Allocate* op) override {
+    const BufferNode& b = *op->buffer;
+    double bytes = std::max(0.0, const_elements(b)) * b.dtype.bytes_per_lane() * b.dtype.lanes;
+    if (b.scope == MemScope::kShared) launch_.shared_bytes += (int64_t(bytes) + 15) / 16 * 16;
+    if (b.scope == MemScope::kLocal) launch_.local_bytes += int64_t(bytes);
     allocs_.push_back(op->buffer.get());
     visit(op->body);
     allocs_.pop_back();
@@ -207,8 +237,10 @@ class FeatureVisitor : public IRVisitor {
     }
     return false;
   }
-  static bool is_flag(int i) {
+  // Flags (0/1) and fractions: not log-scaled.
+  static bool is_unscaled(int i) {
     if (i == kLoopOffset + kIsAccumulate || i == kLoopOffset + kPredicated || i == kAllocOffset + 3) return true;
+    if (i >= kGpuOffset) return gpu_feature_is_unscaled(i - kGpuOffset);
     if (i >= kBufferOffset && i < kIntensityOffset) {
       int k = (i - kBufferOffset) % kFeaturesPerBuffer;
       return k == kPresent || k == kIsRead || k == kIsWrite || k == kIsLocal;
@@ -282,6 +314,59 @@ class FeatureVisitor : public IRVisitor {
     });
   }
 
+  bool in_thread_x() const {
+    for (auto& l : loops_)
+      if (l.kind == ForKind::kThreadIdxX) return true;
+    return false;
+  }
+
+  // Elements between the index e at neighbouring values of the loops selected by is_var (a threadIdx.x:
+  // neighbouring threads of a warp): unlike coeffs, a division by a constant larger than the step keeps
+  // the quotient (0) and a modulo keeps the step. Other non-affine uses of those loops count as 32 apart.
+  template <class IsVar>
+  int64_t local_stride(const Expr& e, IsVar is_var) const {
+    auto selected = [&](const VarNode* v) {
+      int d = loop_depth(v);
+      return d >= 0 && is_var(loops_[size_t(d)]);
+    };
+    switch (e.kind()) {
+      case ExprKind::Var:
+        return selected(static_cast<const VarNode*>(e.get())) ? 1 : 0;
+      case ExprKind::IntImm:
+        return 0;
+      case ExprKind::Add:
+        return local_stride(e.as<ir::Add>()->a, is_var) + local_stride(e.as<ir::Add>()->b, is_var);
+      case ExprKind::Sub:
+        return local_stride(e.as<ir::Sub>()->a, is_var) - local_stride(e.as<ir::Sub>()->b, is_var);
+      case ExprKind::Mul: {
+        auto* m = e.as<ir::Mul>();
+        if (const int64_t* k = as_const_int(m->b)) return local_stride(m->a, is_var) * *k;
+        if (const int64_t* k = as_const_int(m->a)) return local_stride(m->b, is_var) * *k;
+        break;
+      }
+      case ExprKind::Div:
+      case ExprKind::Mod: {
+        auto [a, b] = operands(e);
+        const int64_t* k = as_const_int(*b);
+        if (!k || *k == 0) break;
+        int64_t step = local_stride(*a, is_var);
+        if (e.kind() == ExprKind::Mod) return step % *k;
+        return std::llabs(step) < std::llabs(*k) ? 0 : step / *k;
+      }
+      case ExprKind::Ramp:
+        return local_stride(e.as<ir::Ramp>()->base, is_var);
+      case ExprKind::Broadcast:
+        return local_stride(e.as<ir::Broadcast>()->value, is_var);
+      default:
+        break;
+    }
+    bool uses = false;
+    post_order_visit(e, [&](const Expr& x) {
+      if (auto* v = x.as<VarNode>()) uses |= selected(v);
+    });
+    return uses ? 32 : 0;
+  }
+
   // One access of `lanes` elements per execution: its coefficients give bytes, region, lines, reuse.
   void analyze_access(const BufferNode* b, const std::vector<Expr>& indices, int lanes, bool write) {
     size_t n = loops_.size();
@@ -338,6 +423,26 @@ class FeatureVisitor : public IRVisitor {
     a.stride = double(std::llabs(c[n] != 0 ? c[n] : (n > 0 ? c[n - 1] : 0)));
     a.level_bytes.resize(n + 1);
     for (size_t i = 0; i <= n; ++i) a.level_bytes[i] = region(i) * eb;
+    if (in_thread_x()) {
+      auto flat_stride = [&](auto is_var) {
+        int64_t st = 0, dim = 1;
+        for (int d = int(indices.size()) - 1; d >= 0; --d) {
+          st += local_stride(indices[d], is_var) * dim;
+          const int64_t* e = d < int(b->shape.size()) ? as_const_int(b->shape[d]) : nullptr;
+          dim *= e ? *e : 1;
+        }
+        return st;
+      };
+      // Loops bound to threadIdx.x at several levels all read the same register.
+      a.tx_stride = double(std::llabs(flat_stride([](const LoopInfo& l) { return l.kind == ForKind::kThreadIdxX; })));
+      // Contiguous elements per thread: the lanes, or an innermost vectorized loop of unit stride.
+      double width = std::max(1, lanes);
+      const LoopInfo* inner = n > 0 ? &loops_[n - 1] : nullptr;
+      if (inner && inner->kind == ForKind::kVectorized &&
+          std::llabs(flat_stride([&](const LoopInfo& l) { return &l == inner; })) == 1)
+        width = std::max(width, inner->extent);
+      if (a.tx_stride > width) a.uncoalesced_bytes = a.bytes;
+    }
     for (int i = int(n) - 1; i >= 0; --i)
       if (c[i] == 0 && ext[i] > 1) {
         a.reuse_ct = ext[i];
@@ -361,6 +466,8 @@ class FeatureVisitor : public IRVisitor {
         m.reuse_ct = std::max(m.reuse_ct, a.reuse_ct);
         m.reuse_dis_iter = std::max(m.reuse_dis_iter, a.reuse_dis_iter);
         m.reuse_dis_bytes = std::max(m.reuse_dis_bytes, a.reuse_dis_bytes);
+        m.tx_stride = std::max(m.tx_stride, a.tx_stride);
+        m.uncoalesced_bytes += a.uncoalesced_bytes;
         for (size_t i = 0; i < m.level_bytes.size() && i < a.level_bytes.size(); ++i)
           m.level_bytes[i] = std::max(m.level_bytes[i], a.level_bytes[i]);
         return;
@@ -502,7 +609,7 @@ class FeatureVisitor : public IRVisitor {
           L[kUnrollNum] += 1, unroll_prod *= l.extent, L[kUnrollLen] = float(l.extent);
           L[kUnrollPos] = float(depth - 1 - i);
           break;
-        default:  // loops bound to GPU blocks/threads count as parallel loops (no GPU-specific features yet)
+        default:  // loops bound to GPU blocks/threads also count as parallel loops (and have the GPU group)
         case ForKind::kParallel:
           if (L[kParNum] == 0) L[kParLen] = float(l.extent), L[kParPos] = float(i);
           L[kParNum] += 1, par_prod *= l.extent;
@@ -569,7 +676,34 @@ class FeatureVisitor : public IRVisitor {
     r[kAllocOffset + 2] = float(std::max(0.0, const_elements(*buf)) * buf->dtype.bytes_per_lane());
     r[kAllocOffset + 3] = buf->scope != MemScope::kGlobal ? 1.0f : 0.0f;
     intensity_curve(flops / std::max(1.0, trip), &r[kCurveOffset]);
+    gpu_store_features(*buf, lanes, &r[kGpuOffset]);
     rows.push_back(std::move(r));
+  }
+
+  // The per-store part of the GPU group (raw; finish adds the program's launch or zeroes the group).
+  void gpu_store_features(const BufferNode& buf, int lanes, float* g) {
+    g[kGpuStoreShared] = buf.scope == MemScope::kShared;
+    g[kGpuStoreLocal] = buf.scope == MemScope::kLocal;
+    g[kGpuStoreGlobal] = buf.scope == MemScope::kGlobal;
+    (buf.scope == MemScope::kShared ? fetch_stores_ : compute_stores_) += 1;
+    std::array<double, 3> threads{-1, -1, -1};  // per dimension the innermost (shortest) enclosing thread loop
+    double work = lanes;
+    for (auto& l : loops_) {
+      if (is_thread_bound(l.kind)) threads[size_t(gpu_dim(l.kind))] = l.extent;
+      if (!is_gpu_bound(l.kind)) work *= l.extent;
+    }
+    row_threads_.push_back(threads);
+    g[kGpuWorkPerThread] = float(work);
+    double global_bytes = 0, uncoalesced = 0;
+    for (auto& a : accesses_) {
+      if (a.buffer->scope == MemScope::kShared) {
+        g[kGpuSharedTxStride] = std::max(g[kGpuSharedTxStride], float(a.tx_stride));
+      } else if (a.buffer->scope == MemScope::kGlobal) {
+        g[kGpuGlobalTxStride] = std::max(g[kGpuGlobalTxStride], float(a.tx_stride));
+        global_bytes += a.bytes, uncoalesced += a.uncoalesced_bytes;
+      }
+    }
+    g[kGpuUncoalesced] = global_bytes > 0 ? float(uncoalesced / global_bytes) : 0.0f;
   }
 
   // FLOPs over unique bytes inside each loop level (innermost first), sampled at kCurvePoints evenly
@@ -604,6 +738,12 @@ class FeatureVisitor : public IRVisitor {
   std::vector<Access> accesses_;
   const BufferNode* store_buffer_ = nullptr;
   bool accumulate_ = false;
+  // GPU: any loop bound to blockIdx/threadIdx, the launch shape and memory, store counts by kind, and per row
+  // the extents of the enclosing thread loops (-1: none in that dimension).
+  bool gpu_ = false;
+  lower::GpuLaunch launch_;
+  int fetch_stores_ = 0, compute_stores_ = 0;
+  std::vector<std::array<double, 3>> row_threads_;
 };
 
 }  // namespace
@@ -617,6 +757,7 @@ const std::vector<std::string>& feature_names() {
       for (auto* s : kBufNames) n.push_back("buf" + std::to_string(b) + "." + s);
     for (auto* s : kTailNames) n.push_back(s);
     for (int k = 0; k < kCurvePoints; ++k) n.push_back("ai_curve" + std::to_string(k));
+    for (auto* s : kGpuFeatureNames) n.push_back(s);
     TESSEL_ICHECK(int(n.size()) == kFeatureLength) << n.size();
     return n;
   }();

@@ -15,8 +15,9 @@
 
 namespace tessel::costmodel::testing {
 
-std::vector<TestCandidate> random_candidates(std::shared_ptr<const workload::Workload> w, int n, uint64_t seed) {
-  auto space = tuner::make_rule_space(w);
+std::vector<TestCandidate> random_candidates(std::shared_ptr<const workload::Workload> w, int n, uint64_t seed,
+                                             bool gpu) {
+  auto space = gpu ? tuner::make_gpu_rule_space(w) : tuner::make_rule_space(w);
   std::mt19937_64 rng(seed);
   std::set<std::string> seen;
   std::vector<TestCandidate> out;

@@ -14,8 +14,10 @@ struct TestCandidate {
   double gflops = 0;  // measured (0 until measure_all)
 };
 
-/** n distinct valid candidates drawn with random knob values (seeded). */
-std::vector<TestCandidate> random_candidates(std::shared_ptr<const workload::Workload> w, int n, uint64_t seed);
+/** n distinct valid candidates drawn with random knob values (seeded), from the default CPU rule space or,
+ *  with gpu, the GPU rule space (tuner::make_gpu_rule_space). */
+std::vector<TestCandidate> random_candidates(std::shared_ptr<const workload::Workload> w, int n, uint64_t seed,
+                                             bool gpu = false);
 
 /** Fills gflops of each candidate: lower, JIT, median of a few runs on one thread. */
 void measure_all(const workload::Workload& w, std::vector<TestCandidate>& c);

@@ -42,7 +42,7 @@ std::vector<float> update_row(const std::vector<std::vector<float>>& rows) {
 }  // namespace
 
 TEST_CASE("feature layout: fixed length, named, versioned", "[costmodel][features]") {
-  CHECK(kFeatureVersion == 2);
+  CHECK(kFeatureVersion == 3);
   const auto& names = feature_names();
   REQUIRE(int(names.size()) == kFeatureLength);
   CHECK(std::set<std::string>(names.begin(), names.end()).size() == names.size());
@@ -56,7 +56,8 @@ TEST_CASE("feature layout: fixed length, named, versioned", "[costmodel][feature
   CHECK(names[kIntensityOffset] == "flops_per_byte");
   CHECK(names[kCurveOffset - 1] == "program_loops");
   CHECK(names[kCurveOffset] == "ai_curve0");
-  CHECK(names[kFeatureLength - 1] == "ai_curve9");
+  CHECK(names[kGpuOffset - 1] == "ai_curve9");
+  CHECK(names[kGpuOffset] == "gpu_grid_x");  // the GPU group (version 3): test_gpu_features.cpp
   for (auto& r : extract_features(mm64(), tiled(true, true, true))) CHECK(int(r.size()) == kFeatureLength);
 }
 

@@ -212,6 +212,13 @@ TEST_CASE("corrupt, foreign or mismatched model files are refused with what to d
   REQUIRE(at != std::string::npos);
   other_version.replace(at, field.size(), "\"feature_version\":7");
   CHECK_THAT(load_error(other_version), Contains("feature version 7") && Contains("retrain"));
+  // A model saved before the GPU group (version 2, 114 floats per row) must be retrained.
+  std::string version2 = good;
+  std::string length = "\"feature_length\":" + std::to_string(kFeatureLength);
+  version2.replace(version2.find(field), field.size(), "\"feature_version\":2");
+  REQUIRE(version2.find(length) != std::string::npos);
+  version2.replace(version2.find(length), length.size(), "\"feature_length\":114");
+  CHECK_THAT(load_error(version2), Contains("feature version 2 (length 114)") && Contains("retrain"));
   CHECK_THAT(load_error(std::string("TESSEL-COSTMODEL\n{not json\n")), Contains("corrupt cost model header"));
   auto r = make_cost_model("random");
   CHECK_THROWS_AS(r->save(p), UserError);

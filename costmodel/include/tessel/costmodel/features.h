@@ -14,7 +14,7 @@
 namespace tessel::costmodel {
 
 /** Version of the feature layout below; saved models record it. */
-constexpr int kFeatureVersion = 2;
+constexpr int kFeatureVersion = 3;
 
 /** Buffers described per store (the ones with the most bytes accessed, in fixed slots). */
 constexpr int kFeatureBufferSlots = 5;
@@ -32,8 +32,13 @@ constexpr int kCurveOffset = 104;     // kCurvePoints: arithmetic-intensity curv
 /** Points of the arithmetic-intensity curve: FLOPs per unique byte touched inside each loop level, from
  *  the innermost loop to the whole nest, sampled at evenly spaced log2(FLOPs) (after Ansor). */
 constexpr int kCurvePoints = 10;
+/** GPU group (version 3): launch shape, shared/local bytes, sm_90 occupancy estimate, store scope,
+ *  coalescing. All zeros for programs without loops bound to blockIdx/threadIdx (CPU programs). */
+constexpr int kGpuOffset = kCurveOffset + kCurvePoints;  // 114
+/** Features in the GPU group. */
+constexpr int kGpuFeatures = 24;
 /** Floats per row. */
-constexpr int kFeatureLength = kCurveOffset + kCurvePoints;
+constexpr int kFeatureLength = kGpuOffset + kGpuFeatures;
 
 /** One name per feature index (e.g. "float_mul", "buf0.bytes"); size kFeatureLength. */
 const std::vector<std::string>& feature_names();
