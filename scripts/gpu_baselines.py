@@ -83,6 +83,10 @@ def main():
         lambda: torch.softmax(X.double(), dim=-1), 5.0 * 4096 * 4096, 2.0 * 4 * 4096 * 4096)
     add("rowsum_4096x4096", "torch.sum", lambda: X.sum(dim=-1), lambda: X.double().sum(dim=-1),
         1.0 * 4096 * 4096, 4.0 * 4096 * 4097)
+    G, Bt = rand(4096), rand(4096)
+    add("layer_norm_4096x4096", "torch layer_norm", lambda: torch.nn.functional.layer_norm(X, (4096,), G, Bt, 1e-5),
+        lambda: torch.nn.functional.layer_norm(X.double(), (4096,), G.double(), Bt.double(), 1e-5),
+        8.0 * 4096 * 4096, 2.0 * 4 * 4096 * 4096)
     for n in (1, 32):
         In = rand(n, 64, 56, 56).to(memory_format=torch.channels_last)  # NHWC in memory
         W = rand(64, 64, 3, 3).to(memory_format=torch.channels_last)

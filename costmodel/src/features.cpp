@@ -166,7 +166,7 @@ class FeatureVisitor : public IRVisitor {
         threads *= row_threads_[i][d] >= 0 ? std::min(row_threads_[i][d], b) : b;
       }
       g[kGpuThreadShare] = float(threads);
-      fill_gpu_program_features(launch_, fetch_stores_, compute_stores_, g);
+      fill_gpu_program_features(launch_, fetch_stores_, compute_stores_, pipelined_, g);
     }
     double program_flops = 0;
     for (auto& r : rows) program_flops += r[kIntensityOffset + 2];
@@ -203,6 +203,8 @@ class FeatureVisitor : public IRVisitor {
   void visit_(const AttrStmt* op) override {
     const int64_t* v = as_const_int(op->value);
     bool unroll = op->key == "pragma_auto_unroll_max_step" && v;
+    if (op->key == "pragma_software_pipeline" && v && *v) pipelined_ = true;
+    if (op->key == "pragma_min_blocks_per_sm" && v) launch_.min_blocks_per_sm = std::max(launch_.min_blocks_per_sm, *v);
     if (unroll) auto_unroll_.push_back({double(*v), loops_.size()});
     visit(op->body);
     if (unroll) auto_unroll_.pop_back();
@@ -742,6 +744,7 @@ class FeatureVisitor : public IRVisitor {
   // the extents of the enclosing thread loops (-1: none in that dimension).
   bool gpu_ = false;
   lower::GpuLaunch launch_;
+  bool pipelined_ = false;
   int fetch_stores_ = 0, compute_stores_ = 0;
   std::vector<std::array<double, 3>> row_threads_;
 };

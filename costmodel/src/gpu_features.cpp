@@ -30,7 +30,8 @@ const char* const kGpuFeatureNames[kGpuFeatureCount] = {
     "gpu_block_z",         "gpu_threads",          "gpu_blocks",       "gpu_shared_bytes",    "gpu_local_bytes",
     "gpu_registers",       "gpu_blocks_per_sm",    "gpu_occupancy",    "gpu_waves",           "gpu_store_shared",
     "gpu_store_local",     "gpu_store_global",     "gpu_fetch_stores", "gpu_compute_stores",  "gpu_thread_share",
-    "gpu_work_per_thread", "gpu_global_tx_stride", "gpu_uncoalesced",  "gpu_shared_tx_stride"};
+    "gpu_work_per_thread", "gpu_global_tx_stride", "gpu_uncoalesced",  "gpu_shared_tx_stride",
+    "gpu_pipelined",       "gpu_min_blocks_per_sm"};
 
 bool gpu_feature_is_unscaled(int k) {
   switch (k) {
@@ -40,13 +41,15 @@ bool gpu_feature_is_unscaled(int k) {
     case kGpuStoreGlobal:
     case kGpuThreadShare:
     case kGpuUncoalesced:
+    case kGpuPipelined:
       return true;
     default:
       return false;
   }
 }
 
-void fill_gpu_program_features(const lower::GpuLaunch& launch, int fetch_stores, int compute_stores, float* gpu) {
+void fill_gpu_program_features(const lower::GpuLaunch& launch, int fetch_stores, int compute_stores, bool pipelined,
+                               float* gpu) {
   const lower::GpuLimits limits;
   double threads = double(launch.threads_per_block());
   double blocks = double(launch.grid[0]) * double(launch.grid[1]) * double(launch.grid[2]);
@@ -61,6 +64,8 @@ void fill_gpu_program_features(const lower::GpuLaunch& launch, int fetch_stores,
 
   double registers = std::min(kMaxRegistersPerThread, kBaseRegisters + std::ceil(double(launch.local_bytes) / 4));
   double warps = std::ceil(threads / kWarp);
+  if (launch.min_blocks_per_sm > 0)  // ptxas fits that many blocks (spilling if it must)
+    registers = std::min(registers, std::floor(kRegistersPerSm / (double(launch.min_blocks_per_sm) * warps * kWarp)));
   double by_threads = std::floor(kMaxWarpsPerSm / warps);
   double by_shared = std::floor(kSharedPerSm / (double(launch.shared_bytes) + kSharedReservedPerBlock));
   double warp_registers = std::ceil(registers * kWarp / kRegisterUnit) * kRegisterUnit;
@@ -74,6 +79,8 @@ void fill_gpu_program_features(const lower::GpuLaunch& launch, int fetch_stores,
 
   gpu[kGpuFetchStores] = float(fetch_stores);
   gpu[kGpuComputeStores] = float(compute_stores);
+  gpu[kGpuPipelined] = pipelined ? 1.0f : 0.0f;
+  gpu[kGpuMinBlocksPerSm] = float(launch.min_blocks_per_sm);
   gpu[kGpuThreadShare] = float(std::min(1.0, double(gpu[kGpuThreadShare]) / std::max(1.0, threads)));
 }
 

@@ -29,6 +29,8 @@ enum GpuFeature {
   kGpuGlobalTxStride,  // largest |elements between consecutive threadIdx.x| of a global access
   kGpuUncoalesced,     // fraction of the store's global bytes whose threadIdx.x stride exceeds the lanes
   kGpuSharedTxStride,  // largest |elements between consecutive threadIdx.x| of a shared access (banks)
+  kGpuPipelined,       // flag: the program has a software_pipeline pragma (staged shared fetches)
+  kGpuMinBlocksPerSm,  // pragma min_blocks_per_sm (ptxas caps registers to fit that many blocks)
   kGpuFeatureCount
 };
 
@@ -41,6 +43,7 @@ bool gpu_feature_is_unscaled(int k);
 /** Fills the program-level GPU features (launch, memory, occupancy, store counts) of one row's group `gpu`,
  *  raw (before log2(1 + x)), and turns gpu[kGpuThreadShare], which holds the number of threads that run
  *  the store, into their share of the block. */
-void fill_gpu_program_features(const lower::GpuLaunch& launch, int fetch_stores, int compute_stores, float* gpu);
+void fill_gpu_program_features(const lower::GpuLaunch& launch, int fetch_stores, int compute_stores, bool pipelined,
+                               float* gpu);
 
 }  // namespace tessel::costmodel

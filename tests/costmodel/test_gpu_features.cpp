@@ -42,7 +42,9 @@ enum {
   kWorkPerThread = 20,
   kGlobalTxStride = 21,
   kUncoalesced = 22,
-  kSharedTxStride = 23
+  kSharedTxStride = 23,
+  kPipelined = 24,
+  kMinBlocksPerSm = 25
 };
 
 float lg(double x) { return float(std::log2(1 + x)); }
@@ -76,7 +78,9 @@ TEST_CASE("gpu features: names and place in the layout", "[costmodel][features][
   CHECK(names[kGpuOffset + kOccupancy] == "gpu_occupancy");
   CHECK(names[kGpuOffset + kWaves] == "gpu_waves");
   CHECK(names[kGpuOffset + kUncoalesced] == "gpu_uncoalesced");
-  CHECK(names[kFeatureLength - 1] == "gpu_shared_tx_stride");
+  CHECK(names[kFeatureLength - 3] == "gpu_shared_tx_stride");
+  CHECK(names[kFeatureLength - 2] == "gpu_pipelined");
+  CHECK(names[kFeatureLength - 1] == "gpu_min_blocks_per_sm");
 }
 
 TEST_CASE("gpu features of the matmul schedule, from its tile sizes", "[costmodel][features][gpu]") {
@@ -169,7 +173,18 @@ TEST_CASE("gpu features of default GPU schedules", "[costmodel][features][gpu]")
   }
   SECTION("a tiling matmul gets the matmul schedule") {
     auto rows = extract_features(*mm512(), ops::default_gpu_schedule({mm512()->inputs, mm512()->outputs}).trace());
-    CHECK(rows == matmul_gpu_rows({}));
+    ops::MatmulGpuParams p;  // the configuration default_gpu_schedule picks first
+    p.bm = p.bn = 64, p.bk = 16, p.tm = 8, p.tn = 4, p.pipeline = true;
+    CHECK(rows == matmul_gpu_rows(p));
+    CHECK(rows != matmul_gpu_rows({}));
+    // The pipelining and min-blocks pragmas are features of their own.
+    CHECK(rows[0][kGpuOffset + kPipelined] == 1);
+    CHECK(matmul_gpu_rows({})[0][kGpuOffset + kPipelined] == 0);
+    ops::MatmulGpuParams m;
+    m.min_blocks_per_sm = 2;
+    auto mr = matmul_gpu_rows(m);
+    CHECK(mr[0][kGpuOffset + kMinBlocksPerSm] == Approx(std::log2(3.0)));
+    CHECK(mr[0][kGpuOffset + kRegisters] <= matmul_gpu_rows({})[0][kGpuOffset + kRegisters]);
   }
   SECTION("a transpose reads global memory across threads") {
     auto w = std::make_shared<workload::Workload>(workload::from_spec("transpose:D0=256,D1=256"));

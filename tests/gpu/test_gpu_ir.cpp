@@ -132,6 +132,20 @@ TEST_CASE("gpu ir: barriers after shared writes, before rewrites in the next ite
   CHECK(launch.local_bytes == 4);
 }
 
+namespace {
+// Finds each needle after the previous one (from `from`); the position of the last, or npos when one is
+// missing or out of order.
+size_t find_in_order(const std::string& text, size_t from, const std::vector<std::string>& needles) {
+  size_t at = from;
+  for (auto& n : needles) {
+    at = text.find(n, at);
+    if (at == std::string::npos) return at;
+    at += 1;
+  }
+  return at - 1;
+}
+}  // namespace
+
 TEST_CASE("gpu ir: barrier placement in the matmul schedule", "[gpu][ir]") {
   auto w = testing::matmul(64, 64, 32);
   ops::MatmulGpuParams p;
@@ -146,17 +160,39 @@ TEST_CASE("gpu ir: barrier placement in the matmul schedule", "[gpu][ir]") {
   // In the k.o loop: sync, A.shared fetch, B.shared fetch, sync, then the unrolled products.
   size_t ko = text.find("for (k.o, 0, 4)");
   REQUIRE(ko != std::string::npos);
-  size_t s1 = text.find("sync_threads()", ko);
-  size_t fa = text.find("A.shared[", ko);
-  size_t fb = text.find("B.shared[", fa);
-  size_t s2 = text.find("sync_threads()", s1 + 1);
-  size_t use = text.find("C.local[0] = (C.local[0] +", ko);
-  CHECK(s1 < fa);
-  CHECK(fa < fb);
-  CHECK(fb < s2);
-  CHECK(s2 < use);
-  CHECK(text.find("sync_threads()", s2 + 1) == std::string::npos);  // exactly two barriers
+  size_t end = find_in_order(text, ko, {"sync_threads()", "A.shared[", "B.shared[", "sync_threads()",
+                                        "C.local[0] = (C.local[0] +"});
+  CHECK(end != std::string::npos);
+  CHECK(text.find("sync_threads()", text.rfind("sync_threads()", end) + 1) == std::string::npos);  // two barriers
   CHECK((launch.block == std::array<int64_t, 3>{8, 8, 1}));
+}
+
+TEST_CASE("gpu ir: software_pipeline stages the next tile around the compute", "[gpu][ir]") {
+  auto w = testing::matmul(64, 64, 32);
+  ops::MatmulGpuParams p;
+  p.bm = p.bn = 32, p.bk = 8, p.tm = p.tn = 4, p.vec = 4, p.pipeline = true, p.min_blocks_per_sm = 3;
+  auto s = ops::schedule_matmul_gpu(w.args.back(), p);
+  LoweredFunc f = lower::lower(s, w.args, "mm");
+  LoweredFunc d;
+  lower::GpuLaunch launch;
+  REQUIRE(codegen::validate_gpu_kernel(f, {}, &launch, &d).is_ok());
+  CHECK(launch.min_blocks_per_sm == 3);
+  std::string text = to_string(d);
+  INFO(text);
+  // Prologue fetch of tile 0, then per k.o: sync, staged loads of tile k.o + 1 (registers), the products,
+  // sync, the staged values stored to shared memory.
+  size_t pro = text.find("A.shared[");
+  size_t ko = text.find("for (k.o, 0, 4)");
+  REQUIRE(ko != std::string::npos);
+  CHECK(pro < ko);
+  size_t end = find_in_order(text, ko, {"sync_threads()", "A.shared.stage[", "C.local[0] = (C.local[0] +",
+                                        "sync_threads()", "] = A.shared.stage["});
+  CHECK(end != std::string::npos);
+  CHECK(text.find("sync_threads()", end) == std::string::npos);
+  CHECK(text.find("(k.o < 3)") != std::string::npos);  // the last iteration fetches nothing
+  auto k = codegen::build_cuda(f);
+  gputest::require_ptxas_accepts(k);
+  CHECK(k.ptx.find(".minnctapersm 3") != std::string::npos);
 }
 
 TEST_CASE("gpu validity: too many threads, too much shared memory are rejected with a reason", "[gpu][validity]") {

@@ -49,7 +49,15 @@ TEST_CASE("gpu rules: random candidates are valid kernels with the right answer"
       ++built;
       auto kernel = codegen::build_cuda(f);
       gputest::require_ptxas_accepts(kernel);
-      auto got = gputest::run_on_cpu(f, w->inputs.size(), {}, 99);
+      // Run on the CPU without the software_pipeline pragma: the JIT runs thread loops as loops, so a
+      // fetch's thread loop inside a simulated thread would share that thread's staging registers (the
+      // pass is checked on the CPU in tests/correctness and on the GPU by the worker's reference check).
+      std::vector<schedule::Step> plain;
+      for (auto& st : trace)
+        if (auto* pr = std::get_if<schedule::PragmaStep>(&st); !pr || pr->key != "software_pipeline") plain.push_back(st);
+      schedule::Schedule sp(w->outputs);
+      REQUIRE(sp.apply_all(plain).is_ok());
+      auto got = gputest::run_on_cpu(lower::lower(sp, w->args(), "cand"), w->inputs.size(), {}, 99);
       for (size_t i = w->inputs.size(); i < got.size(); ++i)
         for (int64_t e = 0; e < got[i].num_elements(); ++e) {
           double g = got[i].get(e), r = want[i].get(e);
@@ -100,4 +108,42 @@ TEST_CASE("gpu rules: random candidates are valid kernels with the right answer"
     for (int64_t e = 0; e < got[1].num_elements(); ++e)
       CHECK(std::fabs(got[1].get(e) - want[1].get(e)) <= 1e-4 * std::max(1.0, std::fabs(want[1].get(e))));
   }
+}
+
+TEST_CASE("gpu rules: tiled reductions use whole warps; pipelining and min blocks are knobs", "[gpu][rules]") {
+  auto count = [](const std::string& spec, bool whole_warps) {
+    auto w = std::make_shared<const workload::Workload>(workload::from_spec(spec));
+    tuner::GpuRuleParams p;
+    p.whole_warps = whole_warps;
+    auto space = tuner::make_gpu_rule_space(w, {}, p);
+    std::mt19937_64 rng(gputest::seed());
+    int partial = 0, valid = 0, pipelined = 0;
+    for (int trial = 0; trial < 300; ++trial) {
+      tuner::KnobValues k;
+      for (auto& kn : space->knobs()) k.push_back(std::uniform_int_distribution<int>(0, int(kn.options.size()) - 1)(rng));
+      std::vector<schedule::Step> trace;
+      if (!space->make_trace(k, &trace)) continue;
+      schedule::Schedule s(w->outputs);
+      REQUIRE(s.apply_all(trace).is_ok());
+      lower::GpuLaunch launch;
+      if (!codegen::validate_gpu_kernel(lower::lower(s, w->args(), "cand"), {}, &launch).is_ok()) continue;
+      ++valid;
+      partial += launch.threads_per_block() % 32 != 0;
+      for (auto& st : trace)
+        if (auto* pr = std::get_if<schedule::PragmaStep>(&st); pr && pr->key == "software_pipeline") ++pipelined;
+    }
+    return std::tuple{valid, partial, pipelined};
+  };
+  auto [valid, partial, pipelined] = count("matmul:M=256,N=256,K=64", true);
+  CHECK(valid > 20);
+  CHECK(partial == 0);
+  CHECK(pipelined > 0);
+  auto [valid2, partial2, pipelined2] = count("matmul:M=256,N=256,K=64", false);  // without the rule: some
+  CHECK(valid2 > 20);
+  CHECK(partial2 > 0);
+  // 63 x 65 outputs: no whole number of warps divides them, so the rule does not apply and the space stays.
+  auto [valid3, partial3, pipelined3] = count("matmul:M=63,N=65,K=16", true);
+  CHECK(valid3 > 0);
+  CHECK(partial3 == valid3);
+  (void)pipelined2, (void)pipelined3;
 }

@@ -6,7 +6,8 @@
 //                          the accumulating tile in registers (cache_write local / the reduction
 //                          computed per thread); reduction axes split R0 R1 with each operand optionally
 //                          cached in shared memory at the innermost R0 loop, fetched cooperatively by all
-//                          threads with vector loads; auto-unroll as a knob
+//                          threads with vector loads; knobs: auto-unroll, software pipelining of the
+//                          fetches (next tile staged in registers during the compute), min blocks per SM
 //   GpuReduction           other reductions: one output per thread (fused data axes over blocks and
 //                          threads), or computed inside the thread of its only consumer (or of the output);
 //                          an output with a long reduction over few outputs may instead use a block per
@@ -31,6 +32,9 @@ using schedule::Schedule;
 using schedule::Stage;
 
 namespace {
+
+constexpr int64_t kWarp = 32;
+constexpr int64_t kWholeWarpMinOutputs = 4096;
 
 std::vector<std::vector<int64_t>> options_of(const std::vector<int64_t>& v, int64_t max) {
   std::vector<std::vector<int64_t>> out;
@@ -89,6 +93,12 @@ class GpuMultiLevelTiling : public SketchRule {
     std::vector<std::vector<int64_t>> unroll;
     for (auto u : p_.unroll_steps) unroll.push_back({u});
     k.push_back(ctx.add_knob({n + ".unroll", unroll}));
+    // Staged fetches (software_pipeline at the R0 loop, when an operand is in shared memory) and the
+    // blocks per SM ptxas must fit (min_blocks_per_sm: caps registers per thread).
+    k.push_back(ctx.add_knob({n + ".pipeline", {{1}, {0}}}));
+    std::vector<std::vector<int64_t>> min_blocks;
+    for (auto b : p_.min_blocks_options) min_blocks.push_back({b});
+    k.push_back(ctx.add_knob({n + ".min_blocks_per_sm", min_blocks}));
     return k;
   }
 
@@ -111,12 +121,21 @@ class GpuMultiLevelTiling : public SketchRule {
     }
     if (threads > p_.max_threads)
       return Status::error(std::to_string(threads) + " threads per block (over " + std::to_string(p_.max_threads) + ")");
+    // Whole warps: a partial warp idles lanes. Required only when the outputs allow it (their count is a
+    // multiple of the warp: then some choice of thread factors is) and are many (small workloads keep
+    // their few valid choices), so odd shapes keep a space.
+    int64_t outputs = 1;
+    for (auto e : data_extents(*s.stage)) outputs *= e;
+    if (p_.whole_warps && outputs % kWarp == 0 && outputs >= kWholeWarpMinOutputs && threads % kWarp != 0)
+      return Status::error(std::to_string(threads) + " threads per block: not a whole number of warps");
     auto ops = operands(*s.stage);
     std::vector<std::string> cached;
     for (auto& t : ops)
       if (ctx.option(k[ki++])[0] == 1) cached.push_back(t);
     int64_t vec = ctx.option(k[ki++])[0];
     int64_t unroll = ctx.option(k[ki++])[0];
+    bool pipeline = ctx.option(k[ki++])[0] == 1;
+    int64_t min_blocks = ctx.option(k[ki++])[0];
 
     std::string epilogue = fusable_epilogue(sch, *s.stage);
     std::string inner = name, outer = epilogue;
@@ -173,6 +192,8 @@ class GpuMultiLevelTiling : public SketchRule {
       if (!st) return st;
     }
     if (unroll > 0) sch.pragma(inner, sch.leaf_names(inner).front(), "auto_unroll_max_step", unroll);
+    if (pipeline && !shared.empty() && !r0.empty()) sch.pragma(inner, r0.back(), "software_pipeline", 1);
+    if (min_blocks > 0) sch.pragma(outer, bx, "min_blocks_per_sm", min_blocks);
     return Status::ok();
   }
 

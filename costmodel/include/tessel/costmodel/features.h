@@ -36,7 +36,7 @@ constexpr int kCurvePoints = 10;
  *  coalescing. All zeros for programs without loops bound to blockIdx/threadIdx (CPU programs). */
 constexpr int kGpuOffset = kCurveOffset + kCurvePoints;  // 114
 /** Features in the GPU group. */
-constexpr int kGpuFeatures = 24;
+constexpr int kGpuFeatures = 26;
 /** Floats per row. */
 constexpr int kFeatureLength = kGpuOffset + kGpuFeatures;
 

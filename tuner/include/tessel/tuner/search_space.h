@@ -98,6 +98,9 @@ struct GpuRuleParams {
   std::vector<int64_t> vector_options = {1, 2, 4};  // vector width of global loads and stores
   std::vector<int64_t> unroll_steps = {0, 16, 64, 512};
   std::vector<int64_t> row_fallback_threads = {64, 256};  // gpu_row_block's one-element-per-thread options
+  std::vector<int64_t> min_blocks_options = {0, 2};        // pragma min_blocks_per_sm (0: none)
+  bool whole_warps = true;  // tiled reductions: threads per block a multiple of 32 when the outputs
+                            // (>= 4096 of them) allow
 };
 
 /** The GPU rules (docs/gpu-codegen.md), in order: inline injective intermediates; multi-level tiling for
