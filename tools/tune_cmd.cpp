@@ -67,7 +67,10 @@ int run_tune(const std::vector<std::string>& args) {
       "strategy", po::value<std::string>(&o.strategy)->default_value("evolutionary"),
       "evolutionary | random | grid | annealing")("cost-model", po::value<std::string>(&o.cost_model)->default_value("random"),
                                                    "random | xgb | xgb-rank | mlp | pretrained (the shipped model), or a trained model file")(
-      "transfer", po::bool_switch(&o.transfer), "also learn from the database's records of other workloads")(
+      "transfer", po::bool_switch(&o.transfer),
+      "also learn from the database's records of other workloads, and measure first their best configurations")(
+      "transfer-seeds", po::value<int>(&o.transfer_seeds)->default_value(4),
+      "with --transfer: best configurations of each other workload measured first (0: learn only)")(
       "scheduler", po::value<std::string>(&o.scheduler)->default_value("gradient"), "gradient | round-robin")(
       "seed", po::value<uint64_t>(&o.seed)->default_value(1), "seed of every random choice")(
       "jobs,j", po::value<int>(&o.jobs)->default_value(0), "build threads (0 = all cores)")(

@@ -393,3 +393,72 @@ TEST_CASE("a tuning run can start from a saved model and from other workloads' r
   o.cost_model = "/nonexistent/model.file";
   CHECK_THROWS_WITH(tune(o), Catch::Contains("cannot read the cost-model file /nonexistent/model.file"));
 }
+
+TEST_CASE("map_knobs carries a configuration to another shape of the same operator", "[tuner]") {
+  auto a = wl("matmul:M=32,N=32,K=32"), b = wl("matmul:M=64,N=32,K=48");
+  auto sa = make_rule_space(a), sb = make_rule_space(b);
+  std::mt19937_64 rng(7);
+  int exact = 0, knobs = 0;
+  for (int t = 0; t < 50; ++t) {
+    KnobValues k;
+    for (auto& kn : sa->knobs()) k.push_back(std::uniform_int_distribution<int>(0, int(kn.options.size()) - 1)(rng));
+    KnobValues m = map_knobs(*sa, k, *sb);
+    REQUIRE(m.size() == sb->knobs().size());
+    for (size_t i = 0; i < m.size(); ++i) {
+      REQUIRE(m[i] >= 0);
+      REQUIRE(size_t(m[i]) < sb->knobs()[i].options.size());
+      // Where a's option exists in b under the same knob name, it is the one taken.
+      for (size_t j = 0; j < k.size(); ++j) {
+        if (sa->knobs()[j].name != sb->knobs()[i].name) continue;
+        const auto& want = sa->knobs()[j].options[size_t(k[j])];
+        auto& opts = sb->knobs()[i].options;
+        if (std::find(opts.begin(), opts.end(), want) == opts.end()) continue;
+        ++knobs;
+        exact += opts[size_t(m[i])] == want;
+      }
+    }
+  }
+  CHECK(knobs > 100);
+  CHECK(exact == knobs);
+  // Unrelated operators share too few knob names: nothing is mapped.
+  auto sm = make_rule_space(wl("softmax:M=64,N=64"));
+  CHECK(map_knobs(*sa, KnobValues(sa->knobs().size(), 0), *sm).empty());
+  CHECK_THROWS_WITH(map_knobs(*sa, {0}, *sb), Catch::Contains("values for"));
+}
+
+TEST_CASE("--transfer measures other workloads' best configurations first", "[tuner]") {
+  auto a = wl("matmul:M=32,N=32,K=32"), b = wl("matmul:M=64,N=32,K=48");
+  std::string db = temp_db("transfer_seeds");
+  tune(fake_options(db, {{a, 1, "a"}}, 40));
+  // a's two fastest records, mapped into b's space: what b's first batch must be.
+  auto ra = records::open_database(db)->records({a->key, "", false, false, 0});
+  std::sort(ra.begin(), ra.end(), [](auto& x, auto& y) { return x.median_s() < y.median_s(); });
+  auto sa = make_rule_space(a), sb = make_rule_space(b);
+  std::set<std::string> want;
+  for (size_t i = 0; i < 2; ++i) {
+    std::vector<schedule::Step> trace;
+    REQUIRE(sb->make_trace(map_knobs(*sa, ra[i].build_settings["knobs"].get<KnobValues>(), *sb), &trace).is_ok());
+    want.insert(records::trace_hash(schedule::trace_to_json(trace)));
+  }
+  auto o = fake_options(db, {{b, 1, "b"}}, 2);
+  o.batch_size = 2;
+  o.strategy_params.seed = 99;
+  o.transfer = true;
+  o.transfer_seeds = 2;
+  tune(o);
+  auto rb = records::open_database(db)->records({b->key, "", false, false, 0});
+  std::set<std::string> got;
+  for (auto& r : rb) got.insert(r.trace_hash);
+  CHECK(got == want);
+  // Without seeds (learning only) the first batch is the strategy's own.
+  std::string db2 = temp_db("transfer_noseeds");
+  tune(fake_options(db2, {{a, 1, "a"}}, 40));
+  o.db_path = db2;
+  o.transfer_seeds = 0;
+  tune(o);
+  std::set<std::string> got2;
+  for (auto& r : records::open_database(db2)->records({b->key, "", false, false, 0})) got2.insert(r.trace_hash);
+  CHECK(got2 != want);
+  o.transfer_seeds = -1;
+  CHECK_THROWS_WITH(tune(o), Catch::Contains("--transfer-seeds must be >= 0"));
+}

@@ -14,6 +14,7 @@ class AnnealingSearch : public StrategyBase {
   using StrategyBase::StrategyBase;
   std::vector<Candidate> propose(int n) override {
     std::set<std::string> taken;
+    if (auto first = take_suggested(n, &taken); !first.empty()) return first;  // a batch of their own
     std::vector<Candidate> out;
     if (model_ && model_->trained()) {
       std::vector<Candidate> chains;

@@ -16,6 +16,7 @@ class EvolutionarySearch : public StrategyBase {
 
   std::vector<Candidate> propose(int n) override {
     std::set<std::string> taken;
+    if (auto first = take_suggested(n, &taken); !first.empty()) return first;  // a batch of their own
     int n_random = std::max(0, int(n * p_.epsilon + 0.5));
     if (!model_ || !model_->trained()) n_random = n;  // nothing learned yet: explore
     std::vector<Candidate> out;

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -206,6 +208,42 @@ std::unique_ptr<SearchSpace> make_gpu_rule_space(std::shared_ptr<const workload:
 std::unique_ptr<SearchSpace> make_knob_space(std::shared_ptr<const workload::Workload> w, std::vector<Knob> knobs,
                                              KnobApplyFn apply) {
   return std::make_unique<KnobSpace>(std::move(w), std::move(knobs), std::move(apply));
+}
+
+KnobValues map_knobs(const SearchSpace& from, const KnobValues& values, const SearchSpace& to) {
+  TESSEL_CHECK(values.size() == from.knobs().size()) << "map_knobs: " << values.size() << " values for "
+                                                     << from.knobs().size() << " knobs";
+  std::map<std::string, const std::vector<int64_t>*> chosen;
+  for (size_t i = 0; i < values.size(); ++i) {
+    const auto& opts = from.knobs()[i].options;
+    TESSEL_CHECK(values[i] >= 0 && size_t(values[i]) < opts.size())
+        << "map_knobs: option " << values[i] << " of knob " << from.knobs()[i].name << " out of range";
+    chosen[from.knobs()[i].name] = &opts[size_t(values[i])];
+  }
+  auto distance = [](const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+    double d = 0;
+    for (size_t i = 0; i < a.size(); ++i)
+      d += std::fabs(std::log2(1.0 + std::fabs(double(a[i]))) - std::log2(1.0 + std::fabs(double(b[i]))));
+    return d;
+  };
+  KnobValues out;
+  size_t matched = 0;
+  for (auto& k : to.knobs()) {
+    auto it = chosen.find(k.name);
+    int best = 0;
+    if (it != chosen.end()) {
+      ++matched;
+      double best_d = std::numeric_limits<double>::infinity();
+      for (size_t o = 0; o < k.options.size(); ++o) {
+        if (k.options[o].size() != it->second->size()) continue;
+        double d = distance(k.options[o], *it->second);
+        if (d < best_d) best_d = d, best = int(o);
+      }
+    }
+    out.push_back(best);
+  }
+  if (2 * matched < to.knobs().size()) return {};
+  return out;
 }
 
 }  // namespace tessel::tuner

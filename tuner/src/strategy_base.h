@@ -15,6 +15,10 @@ class StrategyBase : public SearchStrategy {
                const std::set<std::string>& seen)
       : space_(space), model_(model), p_(p), rng_(p.seed), seen_(seen) {}
 
+  void suggest(const std::vector<KnobValues>& knobs) override {
+    suggested_.insert(suggested_.end(), knobs.begin(), knobs.end());
+  }
+
   void observe(const std::vector<Candidate>& c, const std::vector<double>& t) override {
     for (size_t i = 0; i < c.size(); ++i) {
       seen_.insert(c[i].trace_hash);
@@ -63,6 +67,20 @@ class StrategyBase : public SearchStrategy {
       if (std::uniform_int_distribution<int>(0, 1)(rng_)) k[i] = b[i];
     return k;
   }
+  /** Up to n of the suggested points (valid, fresh), in order; they leave the queue. */
+  std::vector<Candidate> take_suggested(int n, std::set<std::string>* taken) {
+    std::vector<Candidate> out;
+    while (int(out.size()) < n && !suggested_.empty()) {
+      Candidate c;
+      KnobValues k = suggested_.front();
+      suggested_.erase(suggested_.begin());
+      if (k.size() != space_.knobs().size() || !realize(k, &c) || !fresh(c, *taken)) continue;
+      taken->insert(c.trace_hash);
+      seen_.insert(c.trace_hash);
+      out.push_back(std::move(c));
+    }
+    return out;
+  }
   /** Up to n fresh random candidates. */
   std::vector<Candidate> sample(int n, std::set<std::string>* taken) {
     std::vector<Candidate> out;
@@ -90,6 +108,7 @@ class StrategyBase : public SearchStrategy {
   std::set<std::string> seen_;
   std::vector<Measured> history_;
   bool sample_failures_ = false;
+  std::vector<KnobValues> suggested_;  // suggest(): proposed first, in order
 };
 
 }  // namespace tessel::tuner::detail

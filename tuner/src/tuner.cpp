@@ -89,6 +89,7 @@ class Tuning {
     TESSEL_CHECK(!o.tasks.empty()) << "nothing to tune: give at least one workload";
     TESSEL_CHECK(o.trials >= 0) << "--trials must be >= 0";
     TESSEL_CHECK(o.batch_size >= 1) << "batch size must be >= 1";
+    TESSEL_CHECK(o.transfer_seeds >= 0) << "--transfer-seeds must be >= 0";
     target_ = codegen::Target::parse(o.target).to_string();
     db_ = records::open_database(o.db_path);
     scheduler_ = make_task_scheduler(o.scheduler);
@@ -112,14 +113,7 @@ class Tuning {
     for (auto& t : o.tasks) {
       TaskRun r;
       r.task = t;
-      codegen::Target target = codegen::Target::parse(o.target);
-      if (target.is_cuda()) {
-        r.space = make_gpu_rule_space(t.workload);  // candidates are PTX kernels (docs/gpu-codegen.md)
-      } else {
-        RuleSpaceParams rp;
-        rp.vector_lanes = std::max(4, target.vector_bytes() / 4);
-        r.space = make_rule_space(t.workload, {}, rp);
-      }
+      r.space = space_for(t.workload);
       r.model = make_model(o.cost_model, seed);
       r.signature = space_signature(*r.space);
       r.summary.name = t.name.empty() ? t.workload->spec : t.name;
@@ -170,6 +164,16 @@ class Tuning {
   }
 
  private:
+  // The space tasks of this target search: the GPU rules for cuda targets (PTX candidates), else the
+  // CPU rules with the target's vector width.
+  std::unique_ptr<SearchSpace> space_for(std::shared_ptr<const workload::Workload> w) const {
+    codegen::Target target = codegen::Target::parse(o_.target);
+    if (target.is_cuda()) return make_gpu_rule_space(w);  // docs/gpu-codegen.md
+    RuleSpaceParams rp;
+    rp.vector_lanes = std::max(4, target.vector_bytes() / 4);
+    return make_rule_space(w, {}, rp);
+  }
+
   double elapsed() const { return std::chrono::duration<double>(clock_type::now() - start_).count(); }
   int64_t total_trials() const {
     int64_t n = 0;
@@ -216,7 +220,8 @@ class Tuning {
     TESSEL_LOG(1) << r.summary.name << ": resumed " << recs.size() << " records from " << o_.db_path << "\n";
   }
 
-  // Teaches each task's model the database's measurements of the other workloads on this target.
+  // Teaches each task's model the database's measurements of the other workloads on this target, and
+  // suggests their best configurations (o_.transfer_seeds of each, mapped by knob name) to be measured first.
   void transfer() {
     for (auto& wi : db_->workloads()) {
       std::shared_ptr<workload::Workload> w;
@@ -230,12 +235,32 @@ class Tuning {
       q.target = target_;
       std::vector<std::vector<schedule::Step>> traces;
       std::vector<double> thr;
+      std::vector<std::pair<double, KnobValues>> best;  // (median, knobs) of records made in w's space
+      std::unique_ptr<SearchSpace> wspace;
+      std::string wsig;
       for (auto& rec : db_->records(q)) {
         if (!std::isfinite(rec.timed_s())) continue;  // failed: nothing to learn about its speed
         traces.push_back(schedule::trace_from_json(rec.trace));
         thr.push_back(throughput(*w, rec.timed_s()));
+        const auto& b = rec.build_settings;
+        if (o_.transfer_seeds <= 0 || !rec.ok() || !b.is_object() || !b.contains("knobs")) continue;
+        if (!wspace) wspace = space_for(w), wsig = space_signature(*wspace);
+        if (b.value("space", std::string()) == wsig) best.push_back({rec.median_s(), b["knobs"].get<KnobValues>()});
       }
       if (traces.empty()) continue;
+      std::sort(best.begin(), best.end(), [](auto& x, auto& y) { return x.first < y.first; });
+      if (best.size() > size_t(o_.transfer_seeds)) best.resize(size_t(o_.transfer_seeds));
+      for (auto& r : runs_) {
+        if (r.task.workload->key == wi.key || best.empty()) continue;
+        std::vector<KnobValues> mapped;
+        for (auto& [s, k] : best)
+          if (k.size() == wspace->knobs().size())
+            if (auto m = map_knobs(*wspace, k, *r.space); !m.empty()) mapped.push_back(std::move(m));
+        r.strategy->suggest(mapped);
+        if (!mapped.empty())
+          TESSEL_LOG(1) << "transfer: " << mapped.size() << " configurations of " << wi.name << " suggested for "
+                        << r.summary.name << "\n";
+      }
       std::vector<costmodel::Candidate> c;
       for (auto& t : traces) c.push_back({w.get(), &t});
       for (auto& r : runs_)

@@ -132,4 +132,10 @@ std::unique_ptr<SearchSpace> make_knob_space(std::shared_ptr<const workload::Wor
  *  (max_factor[i] == 0: unbounded); the tuple of all ones first. */
 std::vector<std::vector<int64_t>> factor_tuples(int64_t extent, int n, const std::vector<int64_t>& max_factor);
 
+/** The point of `to` closest to point `values` of `from` (another workload's space built by the same
+ *  rules): each knob of `to` takes the option equal to the same-named knob's option in `from`, else the
+ *  nearest one (same length, least sum of |log2(1 + a) - log2(1 + b)|), else its first option. Empty when
+ *  fewer than half of `to`'s knobs have a same-named knob in `from` (unrelated workloads). */
+KnobValues map_knobs(const SearchSpace& from, const KnobValues& values, const SearchSpace& to);
+
 }  // namespace tessel::tuner

@@ -32,6 +32,8 @@ struct TuneOptions {
   std::string strategy = "evolutionary";
   std::string cost_model = "random";  // a model name, or a saved model file to start from (pretrained)
   bool transfer = false;              // also learn from the database's records of other workloads (same target)
+  int transfer_seeds = 4;             // with transfer: each other workload's best k, mapped into this space,
+                                      // are proposed first (tuner::map_knobs); 0 = learn only
   std::string scheduler = "gradient";
   uint64_t seed = 1;
   int jobs = 0;                   // build threads (0 = hardware concurrency)
