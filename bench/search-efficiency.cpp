@@ -8,10 +8,17 @@
 // Every candidate is measured once per workload: the runs share a measurement cache keyed by the trace,
 // so a schedule two runs both propose has one time (fewer measurements, and no noise between modes).
 // "best" is the best throughput any run found for the workload; a run's trials-to-95% is the first trial
-// after which its best is >= 95% of that. A run that never gets there counts as its budget, so the ratio
-// random / guided is then a lower bound (printed with ">="). Writes bench/results/search-efficiency.csv.
+// after which its best is >= 95% of that. A run that never gets there counts as its budget (printed with
+// ">="). Random search draws independent uniform samples, so its trials to the first sample within 95% of
+// the best follow a geometric distribution with p = the share of such samples: p is estimated from all
+// random samples of the workload (seeds x budget), and random's median trials is ln(0.5) / ln(1 - p)
+// (with no hit, p < 3 / samples at 95% confidence: a lower bound, ">="). random / guided compares that
+// with guided's median over its seeds. The cold guided model uses --model-params (default min_samples 16:
+// it guides from the third batch on); the pretrained one keeps its defaults (its base model guides from
+// the start and a correction is fitted from 64 samples on: fitted on fewer, it undid the base's ranking). Writes bench/results/search-efficiency.csv (+ -runs.csv).
 //
 //   scripts/bench search-efficiency [--trials 160] [--seeds 3] [--model costmodel/pretrained/cpu-x86_64.model]
+//                                   [--model-params '{"min_samples":16}']
 #include <unistd.h>
 
 #include <algorithm>
@@ -146,12 +153,14 @@ int main(int argc, char** argv) {
   std::string list = TESSEL_SOURCE_DIR "/costmodel/pretrained/workloads.txt", only;
   int64_t trials = 160;
   int seeds = 3, batch = 8;
+  std::string params_text = "{\"min_samples\":16}";
   po::options_description desc("search-efficiency benchmark options");
   desc.add_options()("help,h", "help")("csv", po::value<std::string>(&csv), "CSV output")(
       "trials", po::value<int64_t>(&trials)->default_value(160), "trial budget of every run")(
       "seeds", po::value<int>(&seeds)->default_value(3), "seeds per workload and mode")(
       "batch", po::value<int>(&batch)->default_value(8), "candidates per round")(
       "model", po::value<std::string>(&model), "pretrained model file")(
+      "model-params", po::value<std::string>(&params_text), "parameters of the guided mode's (cold) model")(
       "workloads", po::value<std::string>(&list), "workload list (its 'heldout' lines are used)")(
       "only", po::value<std::string>(&only), "run only workloads whose spec contains this");
   po::variables_map vm;
@@ -165,6 +174,17 @@ int main(int argc, char** argv) {
   if (vm.count("help")) {
     std::cout << desc;
     return 0;
+  }
+  nlohmann::json model_params;
+  try {
+    model_params = nlohmann::json::parse(params_text);
+  } catch (const std::exception& e) {
+    std::cerr << "search-efficiency: --model-params is not JSON: " << e.what() << "\n";
+    return 2;
+  }
+  if (!model_params.is_object()) {
+    std::cerr << "search-efficiency: --model-params must be a JSON object\n";
+    return 2;
   }
   if (!std::filesystem::is_regular_file(model)) {
     std::cerr << "search-efficiency: no pretrained model at " << model << " (scripts/train-costmodel makes it)\n";
@@ -183,10 +203,9 @@ int main(int argc, char** argv) {
   bool tty = isatty(fileno(stderr));
 
   bench::Table runs_table({"workload", "mode", "seed", "trials", "best_gflops", "trials_to_95", "measured"});
-  bench::Table table({"workload", "best_gflops", "random_t95", "guided_t95", "pretrained_t95", "random/guided",
-                      "guided/pretrained", "measured"});
-  std::vector<double> r_rg, r_gp;
-  bool rg_bound_any = false;
+  bench::Table table({"workload", "best_gflops", "random_t95_runs", "random_hits", "random_t95", "guided_t95",
+                      "pretrained_t95", "random/guided", "guided/pretrained", "measured"});
+  std::vector<double> r_rg, r_gp;  // ratios of workloads where neither side is censored
   for (auto& spec : specs) {
     if (!only.empty() && spec.find(only) == std::string::npos) continue;
     auto w = std::make_shared<workload::Workload>(workload::from_spec(spec));
@@ -200,6 +219,7 @@ int main(int argc, char** argv) {
         o.trials = trials;
         o.strategy = strategy;
         o.cost_model = mode == "random" ? "random" : mode == "guided" ? "xgb" : model;
+        if (mode == "guided") o.model_params = model_params;
         o.seed = run.seed;
         o.batch_size = batch;
         o.remeasure_top = 0;
@@ -225,6 +245,10 @@ int main(int argc, char** argv) {
       for (double g : r.gflops) best = std::max(best, g);
     std::map<std::string, std::vector<double>> t95;
     std::map<std::string, bool> never;
+    int64_t hits = 0, samples = 0;  // random samples within 95% of the best, of all
+    for (auto& r : runs)
+      if (r.mode == "random")
+        for (double g : r.gflops) ++samples, hits += g >= 0.95 * best;
     for (auto& r : runs) {
       int64_t t = trials_to(r.gflops, 0.95 * best);
       if (t == 0) never[r.mode] = true;
@@ -233,28 +257,42 @@ int main(int argc, char** argv) {
                       bench::fmt(*std::max_element(r.gflops.begin(), r.gflops.end()), 1),
                       t == 0 ? ">" + std::to_string(trials) : std::to_string(t), std::to_string(cache.measured)});
     }
-    double tr = records::median_of(t95["random"]), tg = records::median_of(t95["guided"]),
+    double tr_runs = records::median_of(t95["random"]), tg = records::median_of(t95["guided"]),
            tp = records::median_of(t95["pretrained"]);
-    bool rg_bound = never["random"] && tr >= double(trials);
-    rg_bound_any |= rg_bound;
-    r_rg.push_back(tr / tg);
-    r_gp.push_back(tg / tp);
+    // Random's median trials to the first hit: geometric with p = hits / samples (p < 3 / samples when none).
+    bool rg_bound = hits == 0;
+    double p = samples == 0 ? 0 : (hits > 0 ? double(hits) : 3.0) / double(samples);
+    double tr = p >= 1 ? 1 : p <= 0 ? double(trials) : std::max(1.0, std::ceil(std::log(0.5) / std::log(1.0 - p)));
+    if (rg_bound) tr = std::max(tr, tr_runs);  // every run also missed: at least the runs' median
+    bool g_bound = never["guided"] && tg >= double(trials), p_bound = never["pretrained"] && tp >= double(trials);
+    if (!rg_bound && !g_bound) r_rg.push_back(tr / tg);
+    if (!g_bound && !p_bound) r_gp.push_back(tg / tp);
+    // a / b where a or b may be a lower bound (the budget was reached first): ">=" when only a is one,
+    // "<=" when only b is, "n/a" when both are.
+    auto ratio = [](double a, bool a_bound, double b, bool b_bound) {
+      if (a_bound && b_bound) return std::string("n/a");
+      return std::string(a_bound ? ">=" : b_bound ? "<=" : "") + bench::fmt(a / b, 2);
+    };
     auto show = [&](const std::string& m, double t) {
       return (never[m] && t >= double(trials) ? ">=" : "") + bench::fmt(t, 0);
     };
-    table.add({spec, bench::fmt(best, 1), show("random", tr), show("guided", tg), show("pretrained", tp),
-               (rg_bound ? ">=" : "") + bench::fmt(tr / tg, 2), bench::fmt(tg / tp, 2), std::to_string(cache.measured)});
+    table.add({spec, bench::fmt(best, 1), show("random", tr_runs),
+               std::to_string(hits) + "/" + std::to_string(samples), (rg_bound ? ">=" : "") + bench::fmt(tr, 0),
+               show("guided", tg), show("pretrained", tp),
+               ratio(tr, rg_bound, tg, g_bound), ratio(tg, g_bound, tp, p_bound), std::to_string(cache.measured)});
   }
   auto geomean = [](const std::vector<double>& v) {
     double s = 0;
     for (double x : v) s += std::log(x);
     return v.empty() ? 0 : std::exp(s / double(v.size()));
   };
-  table.add({"geometric mean", "", "", "", "", (rg_bound_any ? ">=" : "") + bench::fmt(geomean(r_rg), 2),
-             bench::fmt(geomean(r_gp), 2), ""});
+  table.add({"geometric mean (workloads with both sides reached)", "", "", "", "", "", "",
+             bench::fmt(geomean(r_rg), 2) + " (" + std::to_string(r_rg.size()) + ")",
+             bench::fmt(geomean(r_gp), 2) + " (" + std::to_string(r_gp.size()) + ")", ""});
   std::fprintf(stderr, "\n");
   runs_table.print();
-  std::printf("\ntrials to reach 95%% of the best throughput found (median over %d seeds; budget %lld trials)\n", seeds,
+  std::printf("\ntrials to reach 95%% of the best throughput found (median over %d seeds; budget %lld trials; random_t95 "
+              "from the share of random samples within 95%%, random_t95_runs as observed)\n", seeds,
               (long long)trials);
   table.print();
   if (!table.write_csv(csv)) return 1;

@@ -2,6 +2,8 @@
 
 #include <iostream>
 
+#include "tessel/support/error.h"
+
 namespace tessel::tools {
 
 bool parse_args(const boost::program_options::options_description& desc, const std::vector<std::string>& args,
@@ -35,6 +37,18 @@ rpc::Security SecurityFlags::load() const {
   s.allow_unauthenticated = allow_unauthenticated;
   s.validate();
   return s;
+}
+
+nlohmann::json parse_json_object_flag(const std::string& text, const std::string& flag) {
+  nlohmann::json p = nlohmann::json::object();
+  if (text.empty()) return p;
+  try {
+    p = nlohmann::json::parse(text);
+  } catch (const std::exception& e) {
+    TESSEL_CHECK(false) << flag << " is not valid JSON (" << e.what() << "); example: " << flag << " '{\"max_depth\":6}'";
+  }
+  TESSEL_CHECK(p.is_object()) << flag << " must be a JSON object, e.g. '{\"max_depth\":6}'";
+  return p;
 }
 
 }  // namespace tessel::tools

@@ -1,6 +1,7 @@
 // Helpers shared by the subcommands: option parsing with --help, and the workload flags.
 #pragma once
 #include <boost/program_options.hpp>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,10 @@ namespace tessel::tools {
  *  when --help was given; the help has then been printed and the command should exit 0. */
 bool parse_args(const boost::program_options::options_description& desc, const std::vector<std::string>& args,
                 boost::program_options::variables_map& vm);
+
+/** The JSON object given to `flag` (e.g. --params '{"max_depth":6}'); an empty text gives {}. Throws
+ *  UserError naming the flag when the text is not JSON or not an object. */
+nlohmann::json parse_json_object_flag(const std::string& text, const std::string& flag);
 
 /** The security flags of tracker, worker and tune (--token-file, --tls-cert, --tls-key, --tls-ca). */
 struct SecurityFlags {

@@ -61,15 +61,7 @@ std::vector<WorkloadData> load_data(const std::vector<std::string>& dbs) {
 
 /** --params JSON (an object) with the seed added; one training thread unless it says otherwise. */
 costmodel::ModelParams model_params(const std::string& text, uint64_t seed) {
-  costmodel::ModelParams p = costmodel::ModelParams::object();
-  if (!text.empty()) {
-    try {
-      p = costmodel::ModelParams::parse(text);
-    } catch (const std::exception& e) {
-      TESSEL_CHECK(false) << "--params is not valid JSON (" << e.what() << "); example: --params '{\"max_depth\":6}'";
-    }
-    TESSEL_CHECK(p.is_object()) << "--params must be a JSON object, e.g. '{\"max_depth\":6}'";
-  }
+  costmodel::ModelParams p = parse_json_object_flag(text, "--params");
   p["seed"] = seed;
   if (!p.contains("nthread")) p["nthread"] = 1;
   return p;

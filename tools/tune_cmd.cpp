@@ -50,7 +50,7 @@ std::string fmt_latency(double s) {
 
 int run_tune(const std::vector<std::string>& args) {
   tuner::TuneOptions o;
-  std::string spec, te_file, network, json_path, time_str;
+  std::string spec, te_file, network, json_path, time_str, model_params_text;
   rpc::RpcRunnerParams remote;
   SecurityFlags sec;
   po::options_description desc(
@@ -67,6 +67,8 @@ int run_tune(const std::vector<std::string>& args) {
       "strategy", po::value<std::string>(&o.strategy)->default_value("evolutionary"),
       "evolutionary | random | grid | annealing")("cost-model", po::value<std::string>(&o.cost_model)->default_value("random"),
                                                    "random | xgb | xgb-rank | mlp | pretrained (the shipped model), or a trained model file")(
+      "cost-model-params", po::value<std::string>(&model_params_text),
+      "cost-model parameters as a JSON object, e.g. '{\"min_samples\":16}' (docs/costmodel.md)")(
       "transfer", po::bool_switch(&o.transfer),
       "also learn from the database's records of other workloads, and measure first their best configurations")(
       "transfer-seeds", po::value<int>(&o.transfer_seeds)->default_value(4),
@@ -93,6 +95,7 @@ int run_tune(const std::vector<std::string>& args) {
   TESSEL_CHECK(int(!spec.empty()) + int(!te_file.empty()) + int(!network.empty()) == 1)
       << "give exactly one of --workload, --te, --network";
   if (!time_str.empty()) o.time_budget_s = parse_duration(time_str);
+  o.model_params = parse_json_object_flag(model_params_text, "--cost-model-params");
   if (!network.empty()) {
     for (auto& t : workload::load_network(network).tasks)
       o.tasks.push_back({std::make_shared<workload::Workload>(workload::from_spec(t.spec)), double(t.count), t.name});

@@ -166,7 +166,9 @@ TEST_CASE("the CostModel interface: candidates in, scores out, invalid ones last
 
 TEST_CASE("save/load round trip keeps predictions", "[costmodel][models]") {
   for (std::string name : {"xgb", "xgb-rank", "mlp"}) {
-    auto a = make_learned_model(name, {{"seed", 5}, {"nthread", 1}, {"num_rounds", 30}, {"epochs", 5}});
+    costmodel::ModelParams params = {{"seed", 5}, {"nthread", 1}};
+    params[name == "mlp" ? "epochs" : "num_rounds"] = name == "mlp" ? 5 : 30;
+    auto a = make_learned_model(name, params);
     a->update_samples(samples(0, 100));
     std::string p = temp_path(name + ".model");
     a->save(p);
@@ -223,6 +225,14 @@ TEST_CASE("corrupt, foreign or mismatched model files are refused with what to d
   auto r = make_cost_model("random");
   CHECK_THROWS_AS(r->save(p), UserError);
   CHECK_THROWS_WITH(make_cost_model("nope"), Contains("xgb-rank") && Contains("mlp"));
+  // Parameters: each model's own are taken, a misspelt or foreign one is refused with the list.
+  CHECK_THROWS_WITH(make_cost_model("xgb", {{"min_sample", 16}}),
+                    Contains("unknown parameter 'min_sample' for cost model xgb") && Contains("min_samples"));
+  CHECK_THROWS_WITH(make_learned_model("mlp", {{"max_depth", 3}}), Contains("unknown parameter 'max_depth'"));
+  CHECK_THROWS_WITH(make_cost_model("random", {{"eta", 0.1}}), Contains("for cost model random"));
+  CHECK_NOTHROW(make_cost_model("xgb", {{"min_samples", 16}, {"max_depth", 3}, {"nthread", 1}, {"seed", 2}}));
+  CHECK_NOTHROW(make_cost_model("random", {{"seed", 2}, {"nthread", 1}}));
+  CHECK_NOTHROW(make_learned_model("mlp", {{"hidden", 16}, {"epochs", 2}}));
   auto untrained = make_learned_model("mlp");
   CHECK_THROWS_WITH(untrained->save(p), Contains("not trained"));
   std::filesystem::remove(p);

@@ -426,7 +426,7 @@ TEST_CASE("map_knobs carries a configuration to another shape of the same operat
   CHECK_THROWS_WITH(map_knobs(*sa, {0}, *sb), Catch::Contains("values for"));
 }
 
-TEST_CASE("--transfer measures other workloads' best configurations first", "[tuner]") {
+TEST_CASE("transfer: tune measures other workloads' best configurations first", "[tuner]") {
   auto a = wl("matmul:M=32,N=32,K=32"), b = wl("matmul:M=64,N=32,K=48");
   std::string db = temp_db("transfer_seeds");
   tune(fake_options(db, {{a, 1, "a"}}, 40));

@@ -74,8 +74,11 @@ double throughput(const workload::Workload& w, double seconds) {
 }
 
 // A model by name, or loaded from a file (a pretrained model) when the name is an existing file.
-std::unique_ptr<costmodel::CostModel> make_model(const std::string& name, uint64_t seed) {
+std::unique_ptr<costmodel::CostModel> make_model(const std::string& name, uint64_t seed,
+                                                const nlohmann::json& extra) {
   costmodel::ModelParams p = {{"seed", seed}, {"nthread", 1}};
+  TESSEL_CHECK(extra.is_object()) << "cost-model parameters must be a JSON object, got " << extra.dump();
+  for (auto& [k, v] : extra.items()) p[k] = v;
   std::error_code ec;
   if (name == "pretrained") return costmodel::make_pretrained_model(costmodel::pretrained_model_path(), p);
   if (name.find('/') != std::string::npos || std::filesystem::is_regular_file(name, ec))
@@ -114,7 +117,7 @@ class Tuning {
       TaskRun r;
       r.task = t;
       r.space = space_for(t.workload);
-      r.model = make_model(o.cost_model, seed);
+      r.model = make_model(o.cost_model, seed, o.model_params);
       r.signature = space_signature(*r.space);
       r.summary.name = t.name.empty() ? t.workload->spec : t.name;
       r.summary.spec = t.workload->spec;

@@ -31,6 +31,8 @@ struct TuneOptions {
   std::string target = "host";
   std::string strategy = "evolutionary";
   std::string cost_model = "random";  // a model name, or a saved model file to start from (pretrained)
+  nlohmann::json model_params = nlohmann::json::object();  // cost-model parameters (docs/costmodel.md), e.g.
+                                                           // {"min_samples": 16}; seed and nthread set by tune
   bool transfer = false;              // also learn from the database's records of other workloads (same target)
   int transfer_seeds = 4;             // with transfer: each other workload's best k, mapped into this space,
                                       // are proposed first (tuner::map_knobs); 0 = learn only
