@@ -13,6 +13,7 @@
 #include "tessel/codegen/cuda.h"
 #include "tessel/lower/lower.h"
 #include "tessel/ops/matmul.h"
+#include "gpu_schedules.h"
 #include "workloads.h"
 
 using namespace tessel;
@@ -88,21 +89,8 @@ int main(int argc, char** argv) {
   }
   const int M = 4096, N = 4096;
   {  // softmax of each row of X[4096, 4096]: one row per thread (the code generator's test schedule)
-    Tensor X = placeholder({M, N}, DataType::float32(), "X");
-    IterVar k1 = reduce_axis(N, "k1");
-    Tensor Mx = compute({M}, [&](Var i) { return reduce_max(X(i, k1->var), {k1}); }, "Mx");
-    Tensor E = compute({M, N}, [&](Var i, Var j) { return ir::exp(X(i, j) - Mx(i)); }, "E");
-    IterVar k2 = reduce_axis(N, "k2");
-    Tensor S = compute({M}, [&](Var i) { return sum(E(i, k2->var), {k2}); }, "S");
-    Tensor Y = compute({M, N}, [&](Var i, Var j) { return E(i, j) / S(i); }, "Y");
-    schedule::Schedule s({Y});
-    s.compute_inline("E");
-    auto [bx, tx] = s.split("Y", "i", 64);
-    s.bind("Y", bx, "blockIdx.x");
-    s.bind("Y", tx, "threadIdx.x");
-    s.compute_at("S", "Y", tx);
-    s.compute_at("Mx", "Y", tx);
-    emit(dir, "softmax_row_per_thread", "softmax_4096x4096", s, {X, Y}, 1,
+    auto w = testing::softmax(M, N);
+    emit(dir, "softmax_row_per_thread", "softmax_4096x4096", testing::softmax_row_per_thread_gpu(w, 64), w.args, 1,
          ref("softmax_4096x4096", {M, 1, 1}, {256, 1, 1}), 5.0 * M * N, 2.0 * 4 * M * N);
   }
   {  // row sums of X[4096, 4096]: rows over blocks and a 2-D thread block (the test schedule)
@@ -119,50 +107,11 @@ int main(int argc, char** argv) {
          1.0 * M * N, 4.0 * M * (N + 1));
   }
   {  // conv2d NHWC 1x56x56x64 * 3x3x64x64, pad 1 (ResNet-50 stage 2): the test's shared-filter schedule
-    const int Nb = 1, H = 56, W = 56, C = 64, F = 64, R = 3, pad = 1;
-    Tensor In = placeholder({Nb, H, W, C}, DataType::float32(), "In");
-    Tensor Wt = placeholder({R, R, C, F}, DataType::float32(), "Wt");
-    Tensor Pad = compute(
-        {Nb, H + 2 * pad, W + 2 * pad, C},
-        [&](const std::vector<Var>& v) {
-          Expr inside = v[1] >= pad && v[1] < H + pad && v[2] >= pad && v[2] < W + pad;
-          return ir::if_then_else(inside, In(v[0], v[1] - pad, v[2] - pad, v[3]), Expr(0.0f));
-        },
-        "Pad");
-    IterVar ry = reduce_axis(R, "ry"), rx = reduce_axis(R, "rx"), rc = reduce_axis(C, "rc");
-    Tensor O = compute(
-        {Nb, H, W, F},
-        [&](const std::vector<Var>& v) {
-          return sum(Pad(v[0], v[1] + ry->var, v[2] + rx->var, rc->var) * Wt(ry->var, rx->var, rc->var, v[3]),
-                     {ry, rx, rc});
-        },
-        "O");
-    schedule::Schedule s({O});
-    s.compute_inline("Pad");
-    std::string ol = s.cache_write("O", "local");
-    std::string ws = s.cache_read("Wt", "shared", {ol});
-    auto o = s.leaf_names("O");
-    std::string p = s.fuse("O", {o[0], o[1], o[2]});  // 3136 pixels
-    auto [po, py] = s.split("O", p, 8);                // 392 blocks x 8
-    auto [fx, fi] = s.split("O", o[3], 4);             // 16 x 4
-    s.reorder("O", {po, py, fx, fi});
-    s.bind("O", po, "blockIdx.x");
-    s.bind("O", py, "threadIdx.y");
-    s.bind("O", fx, "threadIdx.x");
-    s.vectorize("O", fi);
-    s.compute_at(ol, "O", fx);
-    auto [rco, rci] = s.split(ol, "rc", 8);
-    auto l = s.leaf_names(ol);
-    s.reorder(ol, {"ry", "rx", rco, rci, l[0], l[1], l[2], l[3]});
-    s.unroll(ol, rci);
-    s.compute_at(ws, ol, rco);
-    std::string f = s.fuse(ws, s.leaf_names(ws));
-    auto [fo, ftx] = s.split(ws, f, 16);
-    auto [rest, fty] = s.split(ws, fo, 8);
-    s.bind(ws, fty, "threadIdx.y");
-    s.bind(ws, ftx, "threadIdx.x");
-    emit(dir, "conv_nhwc_shared_filter", "conv2d_nhwc_n1_56x56_64_3x3", s, {In, Wt, O}, 2,
-         ref("conv3x3_nhwc_n1_56_64", {1, H * W, 1}, {64, 1, 1}), 2.0 * H * W * C * F * 9,
+    const int H = 56, W = 56, C = 64, F = 64;
+    auto w = testing::conv2d_nhwc(1, H, W, C, F, 3, 1);
+    // 3136 pixels over 392 blocks x 8, 64 filters over 16 threads x 4, filter slices of 8 channels.
+    emit(dir, "conv_nhwc_shared_filter", "conv2d_nhwc_n1_56x56_64_3x3", testing::conv2d_nhwc_shared_filter_gpu(w, 8, 4, 8),
+         w.args, 2, ref("conv3x3_nhwc_n1_56_64", {1, H * W, 1}, {64, 1, 1}), 2.0 * H * W * C * F * 9,
          4.0 * (2 * H * W * C + 9 * C * F));
   }
   std::ofstream(dir + "/manifest.json") << g_manifest.dump(1) << "\n";

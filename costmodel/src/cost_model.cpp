@@ -15,29 +15,26 @@ std::unique_ptr<LearnedModel> make_mlp_model(const ModelParams& params);
 
 namespace {
 using LearnedFactory = std::unique_ptr<LearnedModel> (*)(const ModelParams&);
+struct LearnedEntry {
+  std::string name;
+  LearnedFactory make;
+  std::vector<std::string> params;  // its own parameters, besides the common ones (docs/costmodel.md)
+};
 // The learned models, one line each.
-const std::vector<std::pair<std::string, LearnedFactory>>& learned_registry() {
-  static const std::vector<std::pair<std::string, LearnedFactory>> r = {
-      {"xgb", make_xgb_model},
-      {"xgb-rank", make_xgb_rank_model},
-      {"mlp", make_mlp_model},
+const std::vector<LearnedEntry>& learned_registry() {
+  static const std::vector<LearnedEntry> r = {
+      {"xgb", make_xgb_model, {"num_rounds", "max_depth", "eta"}},
+      {"xgb-rank", make_xgb_rank_model, {"num_rounds", "max_depth", "eta"}},
+      {"mlp", make_mlp_model, {"hidden", "epochs", "learning_rate", "pairs_per_program", "max_steps"}},
   };
   return r;
 }
-// Parameter names each model reads (docs/costmodel.md); anything else is a typo the user should hear of.
-std::vector<std::string> known_params(const std::string& model) {
-  std::vector<std::string> k = {"seed", "nthread"};
-  if (model == "random") return k;
-  for (const char* c : {"min_samples", "retrain_ratio", "retrain_samples"}) k.push_back(c);
-  if (model == "xgb" || model == "xgb-rank")
-    for (const char* c : {"num_rounds", "max_depth", "eta"}) k.push_back(c);
-  if (model == "mlp")
-    for (const char* c : {"hidden", "epochs", "learning_rate", "pairs_per_program", "max_steps"}) k.push_back(c);
-  return k;
-}
-void check_params(const std::string& model, const ModelParams& params) {
+// Refuses a parameter the model does not read (a typo would otherwise be a silent default).
+void check_params(const std::string& model, const std::vector<std::string>& own, const ModelParams& params) {
   if (!params.is_object()) return;
-  auto known = known_params(model);
+  std::vector<std::string> known = {"seed", "nthread"};  // every model, the random one too
+  if (model != "random") known.insert(known.end(), {"min_samples", "retrain_ratio", "retrain_samples"});
+  known.insert(known.end(), own.begin(), own.end());
   for (auto& [key, v] : params.items()) {
     if (std::find(known.begin(), known.end(), key) != known.end()) continue;
     std::string list;
@@ -64,21 +61,21 @@ void CostModel::load(const std::string& path) {
 
 std::vector<std::string> cost_model_names() {
   std::vector<std::string> n = {"random"};
-  for (auto& [name, f] : learned_registry()) n.push_back(name);
+  for (auto& e : learned_registry()) n.push_back(e.name);
   return n;
 }
 
 std::unique_ptr<LearnedModel> make_learned_model(const std::string& name, const ModelParams& params) {
-  for (auto& [n, f] : learned_registry())
-    if (n == name) return check_params(n, params), f(params.is_object() ? params : ModelParams::object());
+  for (auto& e : learned_registry())
+    if (e.name == name) return check_params(name, e.params, params), e.make(params.is_object() ? params : ModelParams::object());
   TESSEL_CHECK(false) << "unknown learned cost model '" << name << "' (models: " << known_names() << ")";
   return nullptr;
 }
 
 std::unique_ptr<CostModel> make_cost_model(const std::string& name, const ModelParams& params) {
-  if (name == "random") return check_params(name, params), make_random_model(params.is_object() ? params : ModelParams::object());
-  for (auto& [n, f] : learned_registry())
-    if (n == name) return check_params(n, params), f(params.is_object() ? params : ModelParams::object());
+  if (name == "random") return check_params(name, {}, params), make_random_model(params.is_object() ? params : ModelParams::object());
+  for (auto& e : learned_registry())
+    if (e.name == name) return check_params(name, e.params, params), e.make(params.is_object() ? params : ModelParams::object());
   TESSEL_CHECK(false) << "unknown cost model '" << name << "' (models: " << known_names() << ")";
   return nullptr;
 }

@@ -106,6 +106,65 @@ Workload elementwise_chain(int M, int N) {
   return w;
 }
 
+Workload softmax(int M, int N) {
+  Tensor X = placeholder({M, N}, DataType::float32(), "X");
+  IterVar k1 = reduce_axis(N, "k1");
+  Tensor Mx = compute({M}, [&](Var i) { return reduce_max(X(i, k1->var), {k1}); }, "Mx");
+  Tensor E = compute({M, N}, [&](Var i, Var j) { return ir::exp(X(i, j) - Mx(i)); }, "E");
+  IterVar k2 = reduce_axis(N, "k2");
+  Tensor S = compute({M}, [&](Var i) { return sum(E(i, k2->var), {k2}); }, "S");
+  Tensor Y = compute({M, N}, [&](Var i, Var j) { return E(i, j) / S(i); }, "Y");
+  Workload w{"softmax", {X, Y}, 1, nullptr, 1e-5};
+  w.reference = [=](std::vector<NDArray*>& t) {
+    for (int i = 0; i < M; ++i) {
+      double mx = -INFINITY, s = 0;
+      for (int j = 0; j < N; ++j) mx = std::max(mx, t[0]->get(i * N + j));
+      for (int j = 0; j < N; ++j) s += std::exp(t[0]->get(i * N + j) - mx);
+      for (int j = 0; j < N; ++j) t[1]->set(i * N + j, std::exp(t[0]->get(i * N + j) - mx) / s);
+    }
+  };
+  return w;
+}
+
+Workload conv2d_nhwc(int N, int H, int W, int C, int F, int R, int pad) {
+  Tensor In = placeholder({N, H, W, C}, DataType::float32(), "In");
+  Tensor Wt = placeholder({R, R, C, F}, DataType::float32(), "Wt");
+  Tensor Pad = compute(
+      {N, H + 2 * pad, W + 2 * pad, C},
+      [&](const std::vector<Var>& v) {
+        Expr inside = v[1] >= pad && v[1] < H + pad && v[2] >= pad && v[2] < W + pad;
+        return ir::if_then_else(inside, In(v[0], v[1] - pad, v[2] - pad, v[3]), Expr(0.0f));
+      },
+      "Pad");
+  int HO = H + 2 * pad - R + 1, WO = W + 2 * pad - R + 1;
+  IterVar ry = reduce_axis(R, "ry"), rx = reduce_axis(R, "rx"), rc = reduce_axis(C, "rc");
+  Tensor O = compute(
+      {N, HO, WO, F},
+      [&](const std::vector<Var>& v) {
+        return sum(Pad(v[0], v[1] + ry->var, v[2] + rx->var, rc->var) * Wt(ry->var, rx->var, rc->var, v[3]),
+                   {ry, rx, rc});
+      },
+      "O");
+  Workload w{"conv2d_nhwc", {In, Wt, O}, 2, nullptr, 1e-4};
+  w.reference = [=](std::vector<NDArray*>& t) {
+    for (int n = 0; n < N; ++n)
+      for (int y = 0; y < HO; ++y)
+        for (int x = 0; x < WO; ++x)
+          for (int f = 0; f < F; ++f) {
+            double acc = 0;
+            for (int a = 0; a < R; ++a)
+              for (int b = 0; b < R; ++b)
+                for (int c = 0; c < C; ++c) {
+                  int yy = y + a - pad, xx = x + b - pad;
+                  if (yy < 0 || yy >= H || xx < 0 || xx >= W) continue;
+                  acc += t[0]->get(((n * H + yy) * W + xx) * C + c) * t[1]->get(((a * R + b) * C + c) * F + f);
+                }
+            t[2]->set(((n * HO + y) * WO + x) * F + f, acc);
+          }
+  };
+  return w;
+}
+
 std::vector<std::string> inlinable_stages(const Workload& w, const schedule::Schedule& s) {
   std::vector<std::string> out;
   for (auto& st : s.stages())

@@ -30,6 +30,12 @@ Workload row_reduce(int M, int N);
 /** D = relu(A * B + 1) * sigmoid(A) through intermediate elementwise stages "T1", "T2". */
 Workload elementwise_chain(int M, int N);
 
+/** Softmax of each row of X[M, N] through stages Mx (row max), E = exp(X - Mx), S (row sum of E), Y = E / S. */
+Workload softmax(int M, int N);
+/** NHWC conv2d, stride 1: O[n, y, x, f] = sum_{ry, rx, c} In[n, y + ry - pad, x + rx - pad, c] * Wt[ry, rx, c, f],
+ *  zero padding through an explicit stage "Pad". */
+Workload conv2d_nhwc(int N, int H, int W, int C, int F, int R, int pad);
+
 /** The stage names of a workload that may be inlined (elementwise, non-output intermediate). */
 std::vector<std::string> inlinable_stages(const Workload& w, const schedule::Schedule& s);
 
