@@ -379,8 +379,7 @@ class InjectiveRoot : public SketchRule {
     return s.is_injective && !is_tiled_epilogue(sch, *s.stage);
   }
   std::vector<int> declare(const StageInfo& s, const Schedule&, RuleContext& ctx) const override {
-    int64_t total = 1;
-    for (auto e : data_extents(*s.stage)) total *= e;
+    int64_t total = data_points(*s.stage);
     std::vector<std::vector<int64_t>> v;
     for (int64_t w : {1, 4, 8, 16, 32, 64})
       if (w <= total && w <= p_.max_vector_lanes) v.push_back({w});

@@ -124,8 +124,7 @@ class GpuMultiLevelTiling : public SketchRule {
     // Whole warps: a partial warp idles lanes. Required only when the outputs allow it (their count is a
     // multiple of the warp: then some choice of thread factors is) and are many (small workloads keep
     // their few valid choices), so odd shapes keep a space.
-    int64_t outputs = 1;
-    for (auto e : data_extents(*s.stage)) outputs *= e;
+    int64_t outputs = data_points(*s.stage);
     if (p_.whole_warps && outputs % kWarp == 0 && outputs >= kWholeWarpMinOutputs && threads % kWarp != 0)
       return Status::error(std::to_string(threads) + " threads per block: not a whole number of warps");
     auto ops = operands(*s.stage);
@@ -208,8 +207,7 @@ class GpuReduction : public SketchRule {
   bool applies(const StageInfo& s, const Schedule&) const override { return !s.is_injective; }
   std::vector<int> declare(const StageInfo& s, const Schedule&, RuleContext& ctx) const override {
     if (!s.is_output) return {};  // computed inside a consumer's thread or block: no knobs of its own
-    int64_t total = 1;
-    for (auto e : data_extents(*s.stage)) total *= e;
+    int64_t total = data_points(*s.stage);
     std::vector<int> k{ctx.add_knob({s.stage->name + ".threads", options_of(p_.thread_options, std::max<int64_t>(total, 32))})};
     if (cross_thread_candidate(s)) {  // threads per output (0: one thread per output)
       std::vector<std::vector<int64_t>> opts{{0}};
@@ -220,8 +218,7 @@ class GpuReduction : public SketchRule {
   }
   // An output reducing a long innermost axis over few outputs: several threads can share each output.
   static bool cross_thread_candidate(const StageInfo& s) {
-    int64_t spatial = 1;
-    for (auto e : data_extents(*s.stage)) spatial *= e;
+    int64_t spatial = data_points(*s.stage);
     auto& last = s.stage->root_axes.back();
     return s.is_output && last->kind == ir::IterKind::kReduce && last->extent >= 64 && spatial <= 16384;
   }
@@ -323,8 +320,7 @@ class GpuInjectiveRoot : public SketchRule {
     return s.is_injective && !is_tiled_epilogue(sch, *s.stage);
   }
   std::vector<int> declare(const StageInfo& s, const Schedule&, RuleContext& ctx) const override {
-    int64_t total = 1;
-    for (auto e : data_extents(*s.stage)) total *= e;
+    int64_t total = data_points(*s.stage);
     return {ctx.add_knob({s.stage->name + ".threads", options_of(p_.thread_options, std::max<int64_t>(total, 32))}),
             ctx.add_knob({s.stage->name + ".vector", options_of(p_.vector_options, total)})};
   }

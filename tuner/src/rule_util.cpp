@@ -50,6 +50,12 @@ std::vector<int64_t> data_extents(const Stage& st) {
   return e;
 }
 
+int64_t data_points(const Stage& st) {
+  int64_t n = 1;
+  for (auto e : data_extents(st)) n *= e;
+  return n;
+}
+
 // The elementwise output a reduction can be fused into (its only consumer, same data shape), or "".
 std::string fusable_epilogue(const Schedule& s, const Stage& producer) {
   auto cons = effective_consumers(s, producer.name);

@@ -18,6 +18,8 @@ bool will_inline(const schedule::Stage& st);
 std::vector<std::string> effective_consumers(const schedule::Schedule& s, const std::string& name);
 /** Extents of the stage's data axes. */
 std::vector<int64_t> data_extents(const schedule::Stage& st);
+/** Points of the stage's data space (the product of data_extents). */
+int64_t data_points(const schedule::Stage& st);
 /** The elementwise output a reduction can be fused into (its only consumer, same data shape), or "". */
 std::string fusable_epilogue(const schedule::Schedule& s, const schedule::Stage& producer);
 /** True when stage is the fused elementwise epilogue of a reduction with data reuse (the tiling rule of
