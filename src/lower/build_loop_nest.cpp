@@ -9,6 +9,7 @@
 //  - leaf_values(): root axis values as functions of the leaf loop variables (split/fuse relations).
 //  - make_nest(): loops of one stage with guards, reduction init, and attached stages at each level.
 #include "tessel/lower/build_loop_nest.h"
+#include "tessel/lower/inject_virtual_thread.h"
 
 #include <algorithm>
 #include <map>
@@ -356,7 +357,7 @@ class NestBuilder {
     if (it->second == "vectorize") return ForKind::kVectorized;
     if (it->second == "unroll") return ForKind::kUnrolled;
     if (it->second == "parallel") return ForKind::kParallel;
-    if (it->second == "vthread") return ForKind::kUnrolled;  // virtual threads: copies of the body
+    if (it->second == "vthread") return ForKind::kSerial;  // marked; removed by inject_virtual_thread
     ForKind k;
     if (for_kind_of_thread_tag(it->second, &k)) return k;
     return ForKind::kSerial;
@@ -420,6 +421,8 @@ class NestBuilder {
       for (auto& [d, cond] : guards)
         if (d == k) content = IfThenElse::make(cond, content);
       body = For::make(vars[k], Expr(0), Expr(int(E(axes[k]))), for_kind(s, *axes[k]), content);
+      if (auto vt = s.annotations.find(axes[k]->name); vt != s.annotations.end() && vt->second == "vthread")
+        body = AttrStmt::make(kVirtualThreadAttr, Expr(0), body);
       auto pit = s.pragmas.find(axes[k]->name);
       if (pit != s.pragmas.end())
         for (auto& [key, val] : pit->second) body = AttrStmt::make("pragma_" + key, Expr(int(val)), body);

@@ -8,6 +8,7 @@
 #include "tessel/ir/printer.h"
 #include "tessel/ir/simplify.h"
 #include "tessel/lower/build_loop_nest.h"
+#include "tessel/lower/inject_virtual_thread.h"
 #include "tessel/lower/software_pipeline.h"
 #include "tessel/lower/storage_flatten.h"
 #include "tessel/lower/unroll_loops.h"
@@ -56,6 +57,7 @@ ir::LoweredFunc lower(const schedule::Schedule& sch, const std::vector<te::Tenso
   s = p.run("simplify", [&] { return simp(s); });
   s = p.run("storage_flatten", [&] { return storage_flatten(s); });
   s = p.run("simplify_flat", [&] { return simp(s); });
+  s = p.run("inject_virtual_thread", [&] { return inject_virtual_thread(s); });
   s = p.run("software_pipeline", [&] { return software_pipeline(s); });
   s = p.run("vectorize_loops", [&] { return vectorize_loops(s); });
   s = p.run("unroll_loops", [&] { return unroll_loops(s); });

@@ -30,6 +30,8 @@ schedule::Schedule schedule_matmul_gpu(const te::Tensor& C, const MatmulGpuParam
   TESSEL_CHECK(M % p.bm == 0 && N % p.bn == 0 && K % p.bk == 0)
       << "schedule_matmul_gpu: M=" << M << ", N=" << N << ", K=" << K << " must be multiples of bm=" << p.bm
       << ", bn=" << p.bn << ", bk=" << p.bk;
+  TESSEL_CHECK(p.vt >= 1 && p.tm % p.vt == 0 && p.tn % p.vt == 0)
+      << "schedule_matmul_gpu: vt=" << p.vt << " must divide the thread tile " << p.tm << "x" << p.tn;
   int nty = p.bm / p.tm, ntx = p.bn / p.tn;
   TESSEL_CHECK(p.vec > 0 && p.bk % p.vec == 0 && p.bn % p.vec == 0)
       << "schedule_matmul_gpu: vec=" << p.vec << " must divide bk=" << p.bk << " and bn=" << p.bn;
@@ -40,9 +42,19 @@ schedule::Schedule schedule_matmul_gpu(const te::Tensor& C, const MatmulGpuParam
   std::string as = s.cache_read(a, "shared", {cl});
   std::string bs = s.cache_read(b, "shared", {cl});
   auto t = s.tile(out, "i", "j", p.bm, p.bn);  // i.o, j.o, i.i, j.i
-  auto [ty, ii] = s.split(out, t[2], p.tm);
-  auto [tx, ji] = s.split(out, t[3], p.tn);
-  s.reorder(out, {t[0], t[1], ty, tx, ii, ji});
+  std::vector<std::string> order = {t[0], t[1]};
+  if (p.vt > 1) {
+    auto [vy, ri] = s.split(out, t[2], p.bm / p.vt);
+    auto [vx, rj] = s.split(out, t[3], p.bn / p.vt);
+    t[2] = ri, t[3] = rj;
+    s.bind(out, vy, "vthread");
+    s.bind(out, vx, "vthread");
+    order.insert(order.end(), {vy, vx});
+  }
+  auto [ty, ii] = s.split(out, t[2], p.tm / p.vt);
+  auto [tx, ji] = s.split(out, t[3], p.tn / p.vt);
+  order.insert(order.end(), {ty, tx, ii, ji});
+  s.reorder(out, order);
   if (p.min_blocks_per_sm > 0) s.pragma(out, t[0], "min_blocks_per_sm", p.min_blocks_per_sm);
   s.bind(out, t[0], "blockIdx.y");
   s.bind(out, t[1], "blockIdx.x");

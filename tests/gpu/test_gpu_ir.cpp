@@ -144,18 +144,27 @@ size_t find_in_order(const std::string& text, size_t from, const std::vector<std
   }
   return at - 1;
 }
-}  // namespace
 
-TEST_CASE("gpu ir: barrier placement in the matmul schedule", "[gpu][ir]") {
+// The 64 x 64 x 32 matmul with 32 x 32 x 8 blocks of 4 x 4 per thread (and what `more` sets), lowered and
+// checked as a kernel: its launch and the kernel's IR text.
+std::string matmul_kernel_ir(const std::function<void(ops::MatmulGpuParams&)>& more, lower::GpuLaunch* launch,
+                             LoweredFunc* lowered = nullptr) {
   auto w = testing::matmul(64, 64, 32);
   ops::MatmulGpuParams p;
   p.bm = p.bn = 32, p.bk = 8, p.tm = p.tn = 4, p.vec = 4;
-  auto s = ops::schedule_matmul_gpu(w.args.back(), p);
-  LoweredFunc f = lower::lower(s, w.args, "mm");
+  more(p);
+  LoweredFunc f = lower::lower(ops::schedule_matmul_gpu(w.args.back(), p), w.args, "mm");
   LoweredFunc d;
+  REQUIRE(codegen::validate_gpu_kernel(f, {}, launch, &d).is_ok());
+  if (lowered) *lowered = f;
+  return to_string(d);
+}
+
+}  // namespace
+
+TEST_CASE("gpu ir: barrier placement in the matmul schedule", "[gpu][ir]") {
   lower::GpuLaunch launch;
-  REQUIRE(codegen::validate_gpu_kernel(f, {}, &launch, &d).is_ok());
-  std::string text = to_string(d);
+  std::string text = matmul_kernel_ir([](ops::MatmulGpuParams&) {}, &launch);
   INFO(text);
   // In the k.o loop: sync, A.shared fetch, B.shared fetch, sync, then the unrolled products.
   size_t ko = text.find("for (k.o, 0, 4)");
@@ -168,16 +177,11 @@ TEST_CASE("gpu ir: barrier placement in the matmul schedule", "[gpu][ir]") {
 }
 
 TEST_CASE("gpu ir: software_pipeline stages the next tile around the compute", "[gpu][ir]") {
-  auto w = testing::matmul(64, 64, 32);
-  ops::MatmulGpuParams p;
-  p.bm = p.bn = 32, p.bk = 8, p.tm = p.tn = 4, p.vec = 4, p.pipeline = true, p.min_blocks_per_sm = 3;
-  auto s = ops::schedule_matmul_gpu(w.args.back(), p);
-  LoweredFunc f = lower::lower(s, w.args, "mm");
-  LoweredFunc d;
   lower::GpuLaunch launch;
-  REQUIRE(codegen::validate_gpu_kernel(f, {}, &launch, &d).is_ok());
+  LoweredFunc f;
+  std::string text = matmul_kernel_ir([](ops::MatmulGpuParams& p) { p.pipeline = true, p.min_blocks_per_sm = 3; },
+                                      &launch, &f);
   CHECK(launch.min_blocks_per_sm == 3);
-  std::string text = to_string(d);
   INFO(text);
   // Prologue fetch of tile 0, then per k.o: sync, staged loads of tile k.o + 1 (registers), the products,
   // sync, the staged values stored to shared memory.
@@ -193,6 +197,31 @@ TEST_CASE("gpu ir: software_pipeline stages the next tile around the compute", "
   auto k = codegen::build_cuda(f);
   gputest::require_ptxas_accepts(k);
   CHECK(k.ptx.find(".minnctapersm 3") != std::string::npos);
+}
+
+TEST_CASE("gpu ir: virtual threads share one k loop and one fetch, each with its own accumulators", "[gpu][ir]") {
+  lower::GpuLaunch launch;
+  std::string text = matmul_kernel_ir([](ops::MatmulGpuParams& p) { p.vt = 2; }, &launch);
+  INFO(text);
+  CHECK((launch.block == std::array<int64_t, 3>{8, 8, 1}));  // 32/4 threads per dimension, as without vt
+  CHECK(text.find("virtual_thread") == std::string::npos);
+  auto count = [&](const std::string& what) {
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  CHECK(count("for (k.o, 0, 4)") == 1);   // one reduction loop, not one per virtual thread
+  CHECK(count("A.shared[") > 0);
+  CHECK(count("allocate C.local[float32 * 16]") == 1);  // 2 x 2 virtual threads of 2 x 2 accumulators
+  // Thread (ty, tx) owns rows ty*2 + {0, 1} and 16 + ty*2 + {0, 1}: the second virtual thread's
+  // products read A.shared 16 rows (16 * 8 floats) further on.
+  CHECK(text.find("+ 128)]") != std::string::npos);
+  // The fetch is not repeated per virtual thread: two barriers per k.o iteration, as without them.
+  size_t ko = text.find("for (k.o, 0, 4)");
+  size_t first = text.find("sync_threads()", ko);
+  size_t second = text.find("sync_threads()", first + 1);
+  REQUIRE(second != std::string::npos);
+  CHECK(text.find("sync_threads()", second + 1) == std::string::npos);
 }
 
 TEST_CASE("gpu validity: too many threads, too much shared memory are rejected with a reason", "[gpu][validity]") {

@@ -13,6 +13,37 @@
 using namespace tessel;
 using runtime::NDArray;
 
+namespace {
+
+// The candidate's IR run on the CPU matches `want` (the default CPU schedule's outputs, input seed 99).
+// The software_pipeline pragma is left out: the JIT runs thread loops as loops, so a fetch's thread loop
+// inside a simulated thread would share that thread's staging registers (the pass is checked on the CPU
+// in tests/correctness and on the GPU by the worker's reference check).
+void require_matches_default(const workload::Workload& w, const std::vector<schedule::Step>& trace,
+                             const std::vector<NDArray>& want) {
+  std::vector<schedule::Step> plain;
+  for (auto& st : trace)
+    if (auto* pr = std::get_if<schedule::PragmaStep>(&st); !pr || pr->key != "software_pipeline") plain.push_back(st);
+  schedule::Schedule sp(w.outputs);
+  REQUIRE(sp.apply_all(plain).is_ok());
+  auto got = gputest::run_on_cpu(lower::lower(sp, w.args(), "cand"), w.inputs.size(), {}, 99);
+  for (size_t i = w.inputs.size(); i < got.size(); ++i)
+    for (int64_t e = 0; e < got[i].num_elements(); ++e) {
+      double g = got[i].get(e), r = want[i].get(e);
+      if (!(std::fabs(g - r) <= 1e-4 * std::max(1.0, std::fabs(r)))) {
+        INFO("schedule:\n" << sp.to_string() << "element " << e << ": " << g << " vs " << r);
+        REQUIRE(false);
+      }
+    }
+}
+
+std::vector<NDArray> default_outputs(const workload::Workload& w) {
+  ops::OpTensors t{w.inputs, w.outputs};
+  return gputest::run_on_cpu(lower::lower(ops::default_schedule(t), w.args(), "ref"), w.inputs.size(), {}, 99);
+}
+
+}  // namespace
+
 
 TEST_CASE("gpu rules: random candidates are valid kernels with the right answer", "[gpu][rules]") {
   const char* specs[] = {"matmul:M=64,N=64,K=32", "dense:M=16,N=32,K=64", "conv2d_nhwc:H=8,W=8,CI=8,CO=16,pad=1",
@@ -25,8 +56,7 @@ TEST_CASE("gpu rules: random candidates are valid kernels with the right answer"
     auto space = tuner::make_gpu_rule_space(w);
     INFO(spec);
     REQUIRE_FALSE(space->knobs().empty());
-    ops::OpTensors t{w->inputs, w->outputs};
-    auto want = gputest::run_on_cpu(lower::lower(ops::default_schedule(t), w->args(), "ref"), w->inputs.size(), {}, 99);
+    auto want = default_outputs(*w);
     int built = 0, rejected = 0;
     for (int trial = 0; trial < 40 && built < 3; ++trial) {
       tuner::KnobValues k;
@@ -49,23 +79,7 @@ TEST_CASE("gpu rules: random candidates are valid kernels with the right answer"
       ++built;
       auto kernel = codegen::build_cuda(f);
       gputest::require_ptxas_accepts(kernel);
-      // Run on the CPU without the software_pipeline pragma: the JIT runs thread loops as loops, so a
-      // fetch's thread loop inside a simulated thread would share that thread's staging registers (the
-      // pass is checked on the CPU in tests/correctness and on the GPU by the worker's reference check).
-      std::vector<schedule::Step> plain;
-      for (auto& st : trace)
-        if (auto* pr = std::get_if<schedule::PragmaStep>(&st); !pr || pr->key != "software_pipeline") plain.push_back(st);
-      schedule::Schedule sp(w->outputs);
-      REQUIRE(sp.apply_all(plain).is_ok());
-      auto got = gputest::run_on_cpu(lower::lower(sp, w->args(), "cand"), w->inputs.size(), {}, 99);
-      for (size_t i = w->inputs.size(); i < got.size(); ++i)
-        for (int64_t e = 0; e < got[i].num_elements(); ++e) {
-          double g = got[i].get(e), r = want[i].get(e);
-          if (!(std::fabs(g - r) <= 1e-4 * std::max(1.0, std::fabs(r)))) {
-            INFO("schedule:\n" << s.to_string() << "element " << e << ": " << g << " vs " << r);
-            REQUIRE(false);
-          }
-        }
+      require_matches_default(*w, trace, want);
     }
     INFO("built " << built << ", rejected " << rejected);
     CHECK(built >= 1);
@@ -146,4 +160,37 @@ TEST_CASE("gpu rules: tiled reductions use whole warps; pipelining and min block
   CHECK(valid3 > 0);
   CHECK(partial3 == valid3);
   (void)pipelined2, (void)pipelined3;
+}
+
+TEST_CASE("gpu rules: the hand-tuned matmul kernels are seeds of the space, valid and right", "[gpu][rules]") {
+  auto w = std::make_shared<const workload::Workload>(workload::from_spec("matmul:M=256,N=256,K=64"));
+  auto space = tuner::make_gpu_rule_space(w);
+  auto seeds = space->seeds();
+  REQUIRE(seeds.size() == 3);
+  auto want = default_outputs(*w);
+  std::vector<int64_t> threads;
+  int virtual_threads = 0;
+  for (auto& k : seeds) {
+    nlohmann::json d = space->describe(k);
+    INFO(d.dump());
+    CHECK(d["C.pipeline"] == nlohmann::json::array({1}));
+    CHECK(d["C.shared.A"] == nlohmann::json::array({1}));
+    CHECK(d["C.shared.B"] == nlohmann::json::array({1}));
+    std::vector<schedule::Step> trace;
+    REQUIRE(space->make_trace(k, &trace).is_ok());
+    schedule::Schedule s(w->outputs);
+    REQUIRE(s.apply_all(trace).is_ok());
+    lower::GpuLaunch launch;
+    REQUIRE(codegen::validate_gpu_kernel(lower::lower(s, w->args(), "seed"), {}, &launch).is_ok());
+    threads.push_back(launch.threads_per_block());
+    for (auto& st : trace)
+      if (auto* b = std::get_if<schedule::BindStep>(&st); b && b->thread_tag == "vthread") ++virtual_threads;
+    require_matches_default(*w, trace, want);
+  }
+  // 64x64 tiles of 8x4 per thread: 128 threads; 128x64 and 128x128 of 8x8: 128 and 256.
+  CHECK((threads == std::vector<int64_t>{128, 128, 256}));
+  CHECK(virtual_threads == 4);  // two virtual-thread axes in each of the last two
+  // Where the tiles do not fit the shape, no seed.
+  auto odd = std::make_shared<const workload::Workload>(workload::from_spec("matmul:M=63,N=65,K=16"));
+  CHECK(tuner::make_gpu_rule_space(odd)->seeds().empty());
 }

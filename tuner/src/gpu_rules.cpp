@@ -7,7 +7,9 @@
 //                          computed per thread); reduction axes split R0 R1 with each operand optionally
 //                          cached in shared memory at the innermost R0 loop, fetched cooperatively by all
 //                          threads with vector loads; knobs: auto-unroll, software pipelining of the
-//                          fetches (next tile staged in registers during the compute), min blocks per SM
+//                          fetches (next tile staged in registers during the compute), min blocks per SM,
+//                          virtual threads (each thread's tile of an axis split into interleaved
+//                          sub-tiles, so a warp's shared-memory reads are consecutive)
 //   GpuReduction           other reductions: one output per thread (fused data axes over blocks and
 //                          threads), or computed inside the thread of its only consumer (or of the output);
 //                          an output with a long reduction over few outputs may instead use a block per
@@ -99,7 +101,44 @@ class GpuMultiLevelTiling : public SketchRule {
     std::vector<std::vector<int64_t>> min_blocks;
     for (auto b : p_.min_blocks_options) min_blocks.push_back({b});
     k.push_back(ctx.add_knob({n + ".min_blocks_per_sm", min_blocks}));
+    std::vector<std::vector<int64_t>> vthreads;
+    for (auto v : p_.vthread_options) vthreads.push_back({v});
+    k.push_back(ctx.add_knob({n + ".vthread", vthreads}));
     return k;
+  }
+
+  // Hand-tuned GEMM-like kernels (measured on an H200, bench/gpu/mmvar-h200), on the two innermost data
+  // axes (rows i, columns j; other data axes one per block) and the innermost reduction axis:
+  // 64x64 block tile, 8x4 per thread, k slices of 16, pipelined (the default GPU matmul);
+  // 128x64x16 and 128x128x8 with 8x8 per thread as 2 x 2 virtual threads.
+  std::vector<std::vector<std::vector<int64_t>>> seeds(const StageInfo& s, const Schedule&) const override {
+    struct Hand {
+      int64_t ty, tm, tx, tn, bk, unroll, min_blocks, vt;
+    };
+    const Hand hands[] = {{8, 8, 16, 4, 16, 512, 0, 1}, {16, 8, 8, 8, 16, 1024, 0, 2}, {16, 8, 16, 8, 8, 512, 2, 2}};
+    const auto& axes = s.stage->root_axes;
+    int ndata = 0, nred = 0;
+    for (auto& a : axes) (a->kind == ir::IterKind::kDataPar ? ndata : nred)++;
+    if (ndata < 2 || nred < 1) return {};
+    std::vector<std::vector<std::vector<int64_t>>> out;
+    for (const Hand& h : hands) {
+      std::vector<std::vector<int64_t>> v;
+      int d = 0, r = 0;
+      for (auto& a : axes) {
+        if (a->kind == ir::IterKind::kDataPar) {
+          ++d;
+          v.push_back(d == ndata - 1 ? std::vector<int64_t>{h.ty, h.tm}
+                      : d == ndata   ? std::vector<int64_t>{h.tx, h.tn}
+                                     : std::vector<int64_t>{1, 1});
+        } else {
+          v.push_back({++r == nred ? h.bk : 1});
+        }
+      }
+      for (size_t i = 0; i < operands(*s.stage).size(); ++i) v.push_back({1});
+      v.insert(v.end(), {{4}, {h.unroll}, {1}, {h.min_blocks}, {h.vt}});
+      out.push_back(std::move(v));
+    }
+    return out;
   }
 
   static std::vector<std::string> operands(const Stage& st) {
@@ -135,6 +174,7 @@ class GpuMultiLevelTiling : public SketchRule {
     int64_t unroll = ctx.option(k[ki++])[0];
     bool pipeline = ctx.option(k[ki++])[0] == 1;
     int64_t min_blocks = ctx.option(k[ki++])[0];
+    int64_t vt = ctx.option(k[ki++])[0];
 
     std::string epilogue = fusable_epilogue(sch, *s.stage);
     std::string inner = name, outer = epilogue;
@@ -148,13 +188,25 @@ class GpuMultiLevelTiling : public SketchRule {
     std::vector<std::string> odata;
     for (auto& a : find_stage(sch, outer)->root_axes)
       if (a->kind == ir::IterKind::kDataPar) odata.push_back(a->name);
-    std::vector<std::string> b, t, in;
+    // Virtual threads on the (up to) two innermost axes whose per-thread tile they divide: the thread's
+    // tile of such an axis becomes vt sub-tiles, one per block-tile / vt.
+    std::vector<bool> virt(odata.size(), false);
+    for (size_t i = odata.size(), used = 0; vt > 1 && i-- > 0 && used < 2;)
+      if (dt[i][1] % vt == 0) virt[i] = true, ++used;
+    std::vector<std::string> b, v, t, in;
     for (size_t i = 0; i < odata.size(); ++i) {
       auto [bo, rest] = sch.split(outer, odata[i], dt[i][0] * dt[i][1]);
-      auto [th, pi] = sch.split(outer, rest, dt[i][1]);
+      if (virt[i]) {
+        auto [vo, sub] = sch.split(outer, rest, dt[i][0] * dt[i][1] / vt);
+        Status st = sch.apply(schedule::BindStep{outer, vo, "vthread"});
+        if (!st) return st;
+        v.push_back(vo), rest = sub;
+      }
+      auto [th, pi] = sch.split(outer, rest, virt[i] ? dt[i][1] / vt : dt[i][1]);
       b.push_back(bo), t.push_back(th), in.push_back(pi);
     }
     std::vector<std::string> order = b;
+    order.insert(order.end(), v.begin(), v.end());
     order.insert(order.end(), t.begin(), t.end());
     order.insert(order.end(), in.begin(), in.end());
     if (order.size() > 1) sch.reorder(outer, order);

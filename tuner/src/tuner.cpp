@@ -144,6 +144,7 @@ class Tuning {
       settings["tasks"].push_back({{"key", r.summary.key}, {"name", r.summary.name}, {"weight", r.summary.weight}});
     run_id_ = db_->begin_run(settings);
     for (auto& r : runs_) resume(r);
+    for (auto& r : runs_) r.strategy->suggest(r.space->seeds());  // the rules' hand-tuned kernels
     if (o_.transfer) transfer();
     while (true) {
       if (total_trials() >= o_.trials) break;

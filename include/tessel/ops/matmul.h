@@ -45,12 +45,14 @@ struct MatmulGpuParams {
   int vec = 4;
   bool pipeline = false;  // software-pipeline the shared fetches (pragma software_pipeline on k.o)
   int min_blocks_per_sm = 0;  // pragma min_blocks_per_sm on the block loop (0: none)
+  int vt = 1;  // virtual threads per dimension: the tm x tn tile is vt x vt sub-tiles bm/vt, bn/vt apart
 };
 
 /** GPU schedule (fp32 FFMA): blocks over bm x bn tiles (blockIdx.y, blockIdx.x), threads over tm x tn
  *  sub-tiles (threadIdx.y, threadIdx.x) accumulated in registers (C.local); per bk step the A and B
  *  slices are fetched into shared memory by all threads (vectorized), then each thread runs the
- *  unrolled tm x tn x bk outer products. Throws UserError when the sizes do not tile (each of M, N, K
+ *  unrolled tm x tn x bk outer products. With vt > 1 a thread's tile is vt x vt interleaved sub-tiles
+ *  (virtual threads), so a warp's shared-memory reads are consecutive (no bank conflicts). Throws UserError when the sizes do not tile (each of M, N, K
  *  must be a multiple of bm, bn, bk) or vec does not divide bk and bn. */
 schedule::Schedule schedule_matmul_gpu(const te::Tensor& C, const MatmulGpuParams& p = {});
 

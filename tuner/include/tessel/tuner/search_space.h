@@ -35,6 +35,8 @@ class SearchSpace {
   double size() const;
   /** {"knob name": [option...]} of a choice (for records and reports). */
   nlohmann::json describe(const KnobValues& values) const;
+  /** Known-good starting points of this space (its rules' seeds), measured first by a tuning run. */
+  virtual std::vector<KnobValues> seeds() const { return {}; }
 };
 
 /** What a rule sees of one stage when deciding whether it applies. */
@@ -72,6 +74,13 @@ class SketchRule {
   virtual std::vector<int> declare(const StageInfo& s, const schedule::Schedule& sch, RuleContext& ctx) const = 0;
   virtual Status apply(const StageInfo& s, schedule::Schedule& sch, const std::vector<int>& knobs,
                        const RuleContext& ctx) const = 0;
+  /** Known-good configurations of this stage (hand-tuned kernels the search should start from): each
+   *  one option per knob declare() returned, in that order. A seed whose options a knob lacks is
+   *  dropped. Default: none. */
+  virtual std::vector<std::vector<std::vector<int64_t>>> seeds(const StageInfo& s, const schedule::Schedule& sch) const {
+    (void)s, (void)sch;
+    return {};
+  }
 };
 
 struct RuleSpaceParams {
@@ -96,9 +105,10 @@ struct GpuRuleParams {
   int max_reduce_inner = 16;                       // reduction steps per shared-memory slice
   std::vector<int64_t> thread_options = {32, 64, 128, 256, 512, 1024};  // injective / reduction outputs
   std::vector<int64_t> vector_options = {1, 2, 4};  // vector width of global loads and stores
-  std::vector<int64_t> unroll_steps = {0, 16, 64, 512};
+  std::vector<int64_t> unroll_steps = {0, 16, 64, 512, 1024};
   std::vector<int64_t> row_fallback_threads = {64, 256};  // gpu_row_block's one-element-per-thread options
   std::vector<int64_t> min_blocks_options = {0, 2};        // pragma min_blocks_per_sm (0: none)
+  std::vector<int64_t> vthread_options = {1, 2};  // virtual threads per data axis of a tiled reduction
   bool whole_warps = true;  // tiled reductions: threads per block a multiple of 32 when the outputs
                             // (>= 4096 of them) allow
 };
