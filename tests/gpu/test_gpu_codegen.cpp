@@ -116,3 +116,40 @@ TEST_CASE("gpu matmul with virtual threads: interleaved thread tiles, right answ
   bad.bm = 64, bad.bn = 64, bad.bk = 8, bad.tm = 8, bad.tn = 8, bad.vt = 3;
   CHECK_THROWS_WITH(ops::schedule_matmul_gpu(w.args.back(), bad), Catch::Contains("vt=3 must divide"));
 }
+
+TEST_CASE("gpu virtual threads over shapes that do not tile: guarded copies stay right", "[gpu]") {
+  // 50 x 70 outputs in 32 x 32 blocks, 2 x 2 virtual threads of 4 x 4 x 4 threads: the last block's
+  // guards depend on the virtual thread, so those statements are copied per virtual thread.
+  auto w = testing::matmul(50, 70, 24);
+  const std::string out = w.args.back().name();
+  schedule::Schedule s({w.args.back()});
+  std::string cl = s.cache_write(out, "local");
+  std::string as = s.cache_read(w.args[0].name(), "shared", {cl});
+  auto t = s.tile(out, "i", "j", 32, 32);
+  auto [vy, ri] = s.split(out, t[2], 16);
+  auto [vx, rj] = s.split(out, t[3], 16);
+  auto [ty, ii] = s.split(out, ri, 4);
+  auto [tx, ji] = s.split(out, rj, 4);
+  s.reorder(out, {t[0], t[1], vy, vx, ty, tx, ii, ji});
+  s.bind(out, t[0], "blockIdx.y");
+  s.bind(out, t[1], "blockIdx.x");
+  s.bind(out, vy, "vthread");
+  s.bind(out, vx, "vthread");
+  s.bind(out, ty, "threadIdx.y");
+  s.bind(out, tx, "threadIdx.x");
+  s.compute_at(cl, out, tx);
+  auto [ko, ki] = s.split(cl, "k", 8);
+  s.reorder(cl, {ko, ki, "i", "j"});
+  s.compute_at(as, cl, ko);
+  auto leaves = s.leaf_names(as);
+  auto [fo, f] = s.split(as, s.fuse(as, leaves), 16);
+  auto [fy, fx] = s.split(as, f, 4);
+  s.bind(as, fy, "threadIdx.y");
+  s.bind(as, fx, "threadIdx.x");
+  s.vectorize(out, ji);
+  auto k = build(w, s, "mm_vt_tail");
+  CHECK((k.launch.block == std::array<int64_t, 3>{4, 4, 1}));
+  CHECK((k.launch.grid == std::array<int64_t, 3>{3, 2, 1}));
+  require_ptxas_accepts(k);
+  require_cpu_semantics(w, s);
+}
