@@ -462,3 +462,30 @@ TEST_CASE("transfer: tune measures other workloads' best configurations first", 
   o.transfer_seeds = -1;
   CHECK_THROWS_WITH(tune(o), Catch::Contains("--transfer-seeds must be >= 0"));
 }
+
+TEST_CASE("rule seeds: a cuda tuning run measures the GPU rules' hand-written GEMM kernels first", "[tuner]") {
+  auto w = wl("matmul:M=256,N=256,K=64");
+  auto space = make_gpu_rule_space(w);
+  std::set<std::string> want;
+  for (auto& k : space->seeds()) {
+    std::vector<schedule::Step> trace;
+    REQUIRE(space->make_trace(k, &trace).is_ok());
+    want.insert(records::trace_hash(schedule::trace_to_json(trace)));
+  }
+  REQUIRE(want.size() == 3);
+  std::string db = temp_db("rule_seeds");
+  auto o = fake_options(db, {{w, 1, "mm"}}, 3);
+  o.target = "cuda -arch=sm_90";
+  o.batch_size = 3;
+  tune(o);
+  std::set<std::string> got;
+  for (auto& r : records::open_database(db)->records({w->key, "", false, false, 0})) got.insert(r.trace_hash);
+  CHECK(got == want);
+  // Resumed (the 3 records count towards the budget), the seeds are not measured again: the next batch
+  // is all new.
+  o.trials = 6;
+  tune(o);
+  std::set<std::string> again;
+  for (auto& r : records::open_database(db)->records({w->key, "", false, false, 0})) again.insert(r.trace_hash);
+  CHECK(again.size() == 6);
+}
