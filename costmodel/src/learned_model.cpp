@@ -138,6 +138,9 @@ void LearnedModel::fit_now() {
 
 void LearnedModel::set_base(std::unique_ptr<LearnedModel> base) {
   TESSEL_CHECK(base && base->trained()) << "cost model " << name() << ": a base model must be trained";
+  TESSEL_CHECK(base->name() == name()) << "cost model " << name() << " cannot start from a '" << base->name()
+                                       << "' model (its scores are on another scale); start a '" << base->name()
+                                       << "' model from it, or train a '" << name() << "' base";
   base_ = std::move(base);
 }
 

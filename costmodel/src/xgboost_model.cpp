@@ -8,7 +8,8 @@
 //                 margins, sums them per program and boosts with grad = w * (sum - y), hess = w for each row
 //                 of the program (w = max(y, 0.05): good programs weigh more, as Ansor weights by y).
 //   XgbRank       "xgb-rank": one row per program (the sum of its store rows), rank:pairwise with one query
-//                 group per workload; labels are normalized throughput.
+//                 group per workload; labels are normalized throughput. Fine-tunes on top of a pretrained
+//                 xgb-rank base through base_margin (the base's scores), as XgbPackSum through its offsets.
 #include <xgboost/c_api.h>
 
 #include <algorithm>
@@ -177,11 +178,17 @@ class XgbRank : public XgbBase {
   std::string name() const override { return "xgb-rank"; }
 
  protected:
-  void fit(const std::vector<Sample>& samples, const std::vector<float>& labels, const std::vector<float>*) override {
+  // Fine-tuning from a pretrained xgb-rank base: the base's scores (pairwise-logistic margins of the same
+  // objective) go in as XGBoost's base_margin, so this run's trees are boosted on base + own margins and
+  // learn only how the run's workload orders differently from what the base predicts; predict_features
+  // adds the base's scores back. The pretrained ranking is kept where the run's measurements agree with it.
+  bool fits_residuals() const override { return true; }
+  void fit(const std::vector<Sample>& samples, const std::vector<float>& labels,
+           const std::vector<float>* offsets) override {
     // One query group per workload: rows ordered by workload, groups are the run lengths.
     std::map<std::string, std::vector<size_t>> by_workload;
     for (size_t i = 0; i < samples.size(); ++i) by_workload[samples[i].workload_key].push_back(i);
-    std::vector<float> data, y;
+    std::vector<float> data, y, margin;
     std::vector<unsigned> groups;
     for (auto& [key, idx] : by_workload) {
       groups.push_back(unsigned(idx.size()));
@@ -189,10 +196,12 @@ class XgbRank : public XgbBase {
         std::vector<float> s = sum_features(*samples[i].features);
         data.insert(data.end(), s.begin(), s.end());
         y.push_back(labels[i]);
+        if (offsets) margin.push_back((*offsets)[i]);
       }
     }
     DMatrix d(data, y.size());
     d.set_float("label", y);
+    if (offsets) d.set_float("base_margin", margin);
     xgb_check(XGDMatrixSetUIntInfo(d.h, "group", groups.data(), groups.size()), "group");
     create(d.h);
     set("objective", "rank:pairwise");

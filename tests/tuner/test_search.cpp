@@ -2,6 +2,7 @@
 // one real tuning run through the local builder and runner.
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <thread>
 #include <random>
@@ -371,25 +372,41 @@ TEST_CASE("a tuning run can start from a saved model and from other workloads' r
   auto space = make_rule_space(a);
   auto rnd = make_search_strategy("random", *space, nullptr, {});
   auto cands = rnd->propose(40);
-  auto model = costmodel::make_learned_model("xgb", {{"nthread", 1}});
   std::vector<costmodel::Candidate> mc;
   std::vector<double> thr;
   for (auto& c : cands) {
     mc.push_back({a.get(), &c.trace});
     thr.push_back(1.0 / FakeRunner::hash_time({a, c.trace}));
   }
-  model->update(mc, thr);
-  model->fit_now();
   std::string path = temp_db("model") + ".model";
-  model->save(path);
-  std::string db = temp_db("transfer");
-  tune(fake_options(db, {{a, 1, "a"}}, 24));  // records of a in the database
-  auto o = fake_options(db, {{b, 1, "b"}}, 16);
-  o.cost_model = path;
-  o.transfer = true;
-  auto s = tune(o);
-  CHECK(s.tasks[0].trials == 16);
-  CHECK(s.tasks[0].best_latency_s > 0);
+  TuneOptions o;
+  for (std::string kind : {"xgb", "xgb-rank"}) {
+    INFO("model " << kind);
+    auto model = costmodel::make_learned_model(kind, {{"nthread", 1}});
+    model->update(mc, thr);
+    model->fit_now();
+    model->save(path);
+    std::string db = temp_db("transfer_" + kind);
+    tune(fake_options(db, {{a, 1, "a"}}, 24));  // records of a in the database
+    o = fake_options(db, {{b, 1, "b"}}, 16);
+    o.cost_model = path;
+    o.transfer = true;
+    o.model_params = {{"min_samples", 8}, {"retrain_samples", 4}};  // fine-tuned on b during the run
+    auto s = tune(o);
+    CHECK(s.tasks[0].trials == 16);
+    CHECK(s.tasks[0].best_latency_s > 0);
+  }
+  // The last file (xgb-rank) as if saved by a tessel with another feature layout: refused, not run.
+  std::string text;
+  {
+    std::ifstream f(path, std::ios::binary);
+    text.assign(std::istreambuf_iterator<char>(f), {});
+  }
+  std::string field = "\"feature_version\":" + std::to_string(costmodel::kFeatureVersion);
+  REQUIRE(text.find(field) != std::string::npos);
+  text.replace(text.find(field), field.size(), "\"feature_version\":1");
+  std::ofstream(path, std::ios::binary) << text;
+  CHECK_THROWS_WITH(tune(o), Catch::Contains("trained on feature version 1") && Catch::Contains("retrain"));
   o.cost_model = "/nonexistent/model.file";
   CHECK_THROWS_WITH(tune(o), Catch::Contains("cannot read the cost-model file /nonexistent/model.file"));
 }

@@ -60,9 +60,10 @@ class LearnedModel : public CostModel {
   /** The rows of a candidate, from the cache when seen before (shared, never null). */
   std::shared_ptr<const ProgramFeatures> features_of(const Candidate& c);
 
-  /** Starts from a trained model (a pretrained one): until this model has fitted its own samples it
-   *  predicts with base; afterwards models that fit residuals (fits_residuals(), "xgb") learn what base
-   *  gets wrong on this data and predict base + own, and the others predict with their own fit alone.
+  /** Starts from a trained model (a pretrained one) of the same kind (another kind is refused): until this
+   *  model has fitted its own samples it predicts with base; afterwards models that fit residuals
+   *  (fits_residuals(): "xgb", "xgb-rank") learn what base gets wrong on this data and predict base + own,
+   *  and the others ("mlp") predict with their own fit alone.
    *  A model with a base is not saved (save() refuses; train offline with `tessel costmodel train`). */
   void set_base(std::unique_ptr<LearnedModel> base);
   const LearnedModel* base() const { return base_.get(); }
