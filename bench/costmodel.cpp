@@ -77,6 +77,26 @@ int main(int argc, char** argv) {
   std::vector<const costmodel::ProgramFeatures*> progs;
   for (auto& f : feats) progs.push_back(f.get());
   std::uniform_real_distribution<double> u(0, 1);
+  std::vector<costmodel::Candidate> cands;  // unseen: the second n candidates
+  for (int i = n; i < 2 * n; ++i) cands.push_back({w.get(), &traces[i]});
+  double sink = 0;
+  auto time_predictions = [&](costmodel::LearnedModel& m, const std::string& name) {
+    // Prediction on precomputed features: repeat until 0.5 s passed.
+    int reps = 0;
+    t0 = now_s();
+    do {
+      sink += m.predict_features(progs)[0];
+      ++reps;
+    } while (now_s() - t0 < 0.5);
+    add("predict (features excluded)", name, n * reps, now_s() - t0, "batch of " + std::to_string(n));
+    // Through the interface on unseen candidates: extraction + prediction.
+    t0 = now_s();
+    sink += m.predict(cands)[0];
+    add("predict (features included)", name, n, now_s() - t0, "unseen candidates");
+    t0 = now_s();
+    sink += m.predict(cands)[0];
+    add("predict (features cached)", name, n, now_s() - t0, "same candidates again");
+  };
   for (std::string name : {"xgb", "xgb-rank", "mlp"}) {
     auto m = costmodel::make_learned_model(name, {{"seed", 1}, {"nthread", 1}});
     std::vector<costmodel::Sample> samples;
@@ -84,26 +104,12 @@ int main(int argc, char** argv) {
     t0 = now_s();
     m->update_samples(samples);
     add("fit", name, n, now_s() - t0, "random labels, 1 thread");
-    // Prediction on precomputed features: repeat until 0.5 s passed.
-    int reps = 0;
-    t0 = now_s();
-    double sink = 0;
-    do {
-      sink += m->predict_features(progs)[0];
-      ++reps;
-    } while (now_s() - t0 < 0.5);
-    add("predict (features excluded)", name, n * reps, now_s() - t0, "batch of " + std::to_string(n));
-    // Through the interface on unseen candidates: extraction + prediction.
-    std::vector<costmodel::Candidate> cands;
-    for (int i = n; i < 2 * n; ++i) cands.push_back({w.get(), &traces[i]});
-    t0 = now_s();
-    sink += m->predict(cands)[0];
-    add("predict (features included)", name, n, now_s() - t0, "unseen candidates");
-    t0 = now_s();
-    sink += m->predict(cands)[0];
-    add("predict (features cached)", name, n, now_s() - t0, "same candidates again");
-    if (sink == 12345.678) std::cout << "";
+    time_predictions(*m, name);
   }
+  // The shipped pretrained model (larger than the defaults above: see docs/costmodel.md).
+  auto shipped = costmodel::load_cost_model(costmodel::pretrained_model_path(), {{"nthread", 1}});
+  time_predictions(*shipped, "pretrained (" + shipped->name() + ")");
+  if (sink == 12345.678) std::cout << "";
   std::cout << "cost model on " << spec << " (one thread)\n";
   table.print();
   return table.write_csv(csv) ? 0 : 1;
