@@ -10,10 +10,12 @@
 
 #include <map>
 #include <set>
+#include <type_traits>
 
 #include "tessel/ir/buffer.h"
 #include "tessel/ir/functor.h"
 #include "tessel/ir/op.h"
+#include "tessel/ir/simplify.h"
 #include "tessel/support/error.h"
 
 namespace tessel::lower {
@@ -34,21 +36,17 @@ class VirtualThread {
   }
 
  private:
-  // True when e depends on v: mentions it (or a let bound from it) or loads a buffer that does.
-  bool depends(const Expr& e) const {
-    if (uses_var(e, [&](const VarNode* x) { return vars_.count(x) > 0; })) return true;
+  // True when x (an Expr or a Stmt) depends on v: mentions it (or a let bound from it) or loads a buffer
+  // that does; a statement also when it writes such a buffer.
+  template <class Node>
+  bool depends(const Node& x) const {
+    if (uses_var(x, [&](const VarNode* y) { return vars_.count(y) > 0; })) return true;
     bool hit = false;
-    post_order_visit(e, [&](const Expr& x) {
-      if (auto* l = x.as<Load>()) hit = hit || bufs_.count(l->buffer.get());
+    post_order_visit(x, [&](const Expr& e) {
+      if (auto* l = e.as<Load>()) hit = hit || bufs_.count(l->buffer.get());
     });
+    if constexpr (std::is_same_v<Node, Stmt>) hit = hit || writes_touched(x);
     return hit;
-  }
-  bool depends(const Stmt& s) const {
-    bool hit = uses_var(s, [&](const VarNode* x) { return vars_.count(x) > 0; });
-    post_order_visit(s, [&](const Expr& x) {
-      if (auto* l = x.as<Load>()) hit = hit || bufs_.count(l->buffer.get());
-    });
-    return hit || writes_touched(s);
   }
   bool writes_touched(const Stmt& s) const {
     struct W : IRVisitor {
@@ -105,7 +103,7 @@ class VirtualThread {
       bool ok = true;
       Stmt mutate_(const Allocate* op, const Stmt& st) override {
         if (!self->bufs_.count(op->buffer.get())) return IRMutator::mutate_(op, st);
-        Expr elements = simplify_size(*op->buffer);
+        Expr elements = simplify(buffer_num_elements(*op->buffer));
         const int64_t* size = as_const_int(elements);
         if (!size) {
           ok = false;
@@ -119,8 +117,8 @@ class VirtualThread {
       }
       Expr offset(const Expr& index, int64_t per) {
         Expr off = Expr(self->v_) * int(per);
+        // A ramp stays a ramp (one contiguous vector access); other indices get off (broadcast if vector).
         if (auto* r = index.as<Ramp>()) return Ramp::make(r->base + off, r->stride, r->lanes);
-        if (index.dtype().is_vector()) return index + Broadcast::make(off, index.dtype().lanes);
         return index + off;
       }
       Stmt mutate_(const Store* op, const Stmt& st) override {
@@ -136,15 +134,6 @@ class VirtualThread {
         if (it == grown.end()) return m;
         auto* q = m.as<Load>();
         return Load::make(it->second.first, offset(q->index, it->second.second), q->predicate);
-      }
-      static Expr simplify_size(const BufferNode& b) {
-        int64_t n = 1;
-        for (auto& d : b.shape) {
-          auto c = as_const_int(d);
-          if (!c) return buffer_num_elements(b);
-          n *= *c;
-        }
-        return Expr(int(n));
       }
     } e;
     e.self = this;

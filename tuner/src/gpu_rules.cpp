@@ -111,32 +111,30 @@ class GpuMultiLevelTiling : public SketchRule {
   // axes (rows i, columns j; other data axes one per block) and the innermost reduction axis:
   // 64x64 block tile, 8x4 per thread, k slices of 16, pipelined (the default GPU matmul);
   // 128x64x16 and 128x128x8 with 8x8 per thread as 2 x 2 virtual threads.
-  std::vector<std::vector<std::vector<int64_t>>> seeds(const StageInfo& s, const Schedule&) const override {
+  std::vector<KnobChoice> seeds(const StageInfo& s, const Schedule&) const override {
     struct Hand {
       int64_t ty, tm, tx, tn, bk, unroll, min_blocks, vt;
     };
     const Hand hands[] = {{8, 8, 16, 4, 16, 512, 0, 1}, {16, 8, 8, 8, 16, 1024, 0, 2}, {16, 8, 16, 8, 8, 512, 2, 2}};
-    const auto& axes = s.stage->root_axes;
-    int ndata = 0, nred = 0;
-    for (auto& a : axes) (a->kind == ir::IterKind::kDataPar ? ndata : nred)++;
-    if (ndata < 2 || nred < 1) return {};
-    std::vector<std::vector<std::vector<int64_t>>> out;
+    const std::string& n = s.stage->name;
+    std::vector<const schedule::Axis*> data, red;
+    for (auto& a : s.stage->root_axes) (a->kind == ir::IterKind::kDataPar ? data : red).push_back(a.get());
+    if (data.size() < 2 || red.empty()) return {};
+    std::vector<KnobChoice> out;
     for (const Hand& h : hands) {
-      std::vector<std::vector<int64_t>> v;
-      int d = 0, r = 0;
-      for (auto& a : axes) {
-        if (a->kind == ir::IterKind::kDataPar) {
-          ++d;
-          v.push_back(d == ndata - 1 ? std::vector<int64_t>{h.ty, h.tm}
-                      : d == ndata   ? std::vector<int64_t>{h.tx, h.tn}
-                                     : std::vector<int64_t>{1, 1});
-        } else {
-          v.push_back({++r == nred ? h.bk : 1});
-        }
-      }
-      for (size_t i = 0; i < operands(*s.stage).size(); ++i) v.push_back({1});
-      v.insert(v.end(), {{4}, {h.unroll}, {1}, {h.min_blocks}, {h.vt}});
-      out.push_back(std::move(v));
+      KnobChoice c;
+      for (auto* a : data) c[n + ".gpu_tile." + a->name] = {1, 1};
+      for (auto* a : red) c[n + ".gpu_tile." + a->name] = {1};
+      c[n + ".gpu_tile." + data[data.size() - 2]->name] = {h.ty, h.tm};
+      c[n + ".gpu_tile." + data.back()->name] = {h.tx, h.tn};
+      c[n + ".gpu_tile." + red.back()->name] = {h.bk};
+      for (auto& t : operands(*s.stage)) c[n + ".shared." + t] = {1};
+      c[n + ".fetch_vector"] = {4};
+      c[n + ".unroll"] = {h.unroll};
+      c[n + ".pipeline"] = {1};
+      c[n + ".min_blocks_per_sm"] = {h.min_blocks};
+      c[n + ".vthread"] = {h.vt};
+      out.push_back(std::move(c));
     }
     return out;
   }

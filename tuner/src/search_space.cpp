@@ -63,8 +63,7 @@ class RuleSpace : public SearchSpace, public RuleContext {
         if (!r->applies(info, s)) continue;
         Claim c{*it, r.get(), {}, {}};
         c.knobs = r->declare(info, s, *this);
-        for (auto& seed : r->seeds(info, s))
-          if (auto idx = option_indices(c.knobs, seed); !idx.empty()) c.seeds.push_back(std::move(idx));
+        c.seeds = r->seeds(info, s);
         claims_.push_back(c);
         break;
       }
@@ -79,19 +78,27 @@ class RuleSpace : public SearchSpace, public RuleContext {
   }
   const std::vector<int64_t>& option(int knob) const override { return knobs_[knob].options[(*values_)[knob]]; }
 
-  // Seed i: each claim's i-th seed (or its first; knobs of claims without seeds at option 0).
+  // Seed i: each claim's i-th seed (or its first), merged; unnamed knobs at option 0. A seed naming an
+  // option its knob lacks (a tile that does not fit this shape) is dropped.
   std::vector<KnobValues> seeds() const override {
     size_t n = 0;
     for (auto& c : claims_) n = std::max(n, c.seeds.size());
     std::vector<KnobValues> out;
     for (size_t i = 0; i < n; ++i) {
+      KnobChoice merged;
+      for (auto& c : claims_)
+        if (!c.seeds.empty()) merged.merge(KnobChoice(c.seeds[std::min(i, c.seeds.size() - 1)]));
       KnobValues v(knobs_.size(), 0);
-      for (auto& c : claims_) {
-        if (c.seeds.empty()) continue;
-        const auto& chosen = c.seeds[std::min(i, c.seeds.size() - 1)];
-        for (size_t k = 0; k < c.knobs.size(); ++k) v[size_t(c.knobs[k])] = chosen[k];
+      size_t found = 0;
+      for (size_t k = 0; k < knobs_.size(); ++k) {
+        auto it = merged.find(knobs_[k].name);
+        if (it == merged.end()) continue;
+        auto o = std::find(knobs_[k].options.begin(), knobs_[k].options.end(), it->second);
+        if (o == knobs_[k].options.end()) break;
+        v[k] = int(o - knobs_[k].options.begin());
+        ++found;
       }
-      out.push_back(std::move(v));
+      if (found == merged.size()) out.push_back(std::move(v));
     }
     return out;
   }
@@ -120,21 +127,8 @@ class RuleSpace : public SearchSpace, public RuleContext {
     std::string stage;
     const SketchRule* rule;
     std::vector<int> knobs;
-    std::vector<std::vector<int>> seeds;  // option indices, per knob of the claim
+    std::vector<KnobChoice> seeds;  // the rule's seeds for this stage
   };
-
-  // The option index of each value in its knob; empty when a knob lacks it (or the counts differ).
-  std::vector<int> option_indices(const std::vector<int>& knobs, const std::vector<std::vector<int64_t>>& values) const {
-    if (knobs.size() != values.size()) return {};
-    std::vector<int> out;
-    for (size_t k = 0; k < knobs.size(); ++k) {
-      const auto& opts = knobs_[size_t(knobs[k])].options;
-      auto it = std::find(opts.begin(), opts.end(), values[k]);
-      if (it == opts.end()) return {};
-      out.push_back(int(it - opts.begin()));
-    }
-    return out;
-  }
 
   void analyze(const schedule::Schedule& s) {
     for (auto& st : s.stages()) {

@@ -22,6 +22,8 @@ struct Knob {
 
 /** One option index per knob. */
 using KnobValues = std::vector<int>;
+/** A choice by knob name: {"C.gpu_tile.i": {8, 8}, ...} (what SearchSpace::describe gives as JSON). */
+using KnobChoice = std::map<std::string, std::vector<int64_t>>;
 
 class SearchSpace {
  public:
@@ -74,10 +76,10 @@ class SketchRule {
   virtual std::vector<int> declare(const StageInfo& s, const schedule::Schedule& sch, RuleContext& ctx) const = 0;
   virtual Status apply(const StageInfo& s, schedule::Schedule& sch, const std::vector<int>& knobs,
                        const RuleContext& ctx) const = 0;
-  /** Known-good configurations of this stage (hand-tuned kernels the search should start from): each
-   *  one option per knob declare() returned, in that order. A seed whose options a knob lacks is
-   *  dropped. Default: none. */
-  virtual std::vector<std::vector<std::vector<int64_t>>> seeds(const StageInfo& s, const schedule::Schedule& sch) const {
+  /** Known-good configurations of this stage (hand-tuned kernels the search should start from), by the
+   *  names of the knobs declare() made; knobs a seed leaves out take their first option, and a seed
+   *  naming an option its knob lacks is dropped. Default: none. */
+  virtual std::vector<KnobChoice> seeds(const StageInfo& s, const schedule::Schedule& sch) const {
     (void)s, (void)sch;
     return {};
   }

@@ -37,8 +37,8 @@ class SearchStrategy {
   virtual std::vector<Candidate> propose(int n) = 0;
   /** Measured throughput (FLOP/s; 0 for failed candidates) of proposed or database-seeded candidates. */
   virtual void observe(const std::vector<Candidate>& c, const std::vector<double>& throughput) = 0;
-  /** Points to propose before any other, as batches of their own (e.g. the best configurations of similar
-   *  workloads, mapped into this space); invalid or already-seen ones are skipped. The evolutionary and
+  /** Points to propose before any other, as batches of their own (the space's seeds; the best
+   *  configurations of similar workloads, mapped into this space); invalid or already-seen ones are skipped. The evolutionary and
    *  annealing strategies take them; random and grid search ignore them. */
   virtual void suggest(const std::vector<KnobValues>& knobs) { (void)knobs; }
   /** True when the strategy cannot produce new candidates (grid done, space exhausted). */
