@@ -18,7 +18,11 @@
 // the start and a correction is fitted from 64 samples on: fitted on fewer, it undid the base's ranking). Writes bench/results/search-efficiency.csv (+ -runs.csv).
 //
 //   scripts/bench search-efficiency [--trials 160] [--seeds 3] [--model costmodel/pretrained/cpu-x86_64.model]
-//                                   [--model-params '{"min_samples":16}']
+//                                   [--model-params '{"min_samples":16}'] [--guided-model xgb]
+//                                   [--strategy-params '{"population":128}'] [--modes random,guided,pretrained]
+//                                   [--only SPEC_PART] [--curves FILE.csv]
+// --modes and --only run a part (for experiments: the ratios need all three modes); --curves writes every
+// run's per-trial GFLOP/s (the tuning curves).
 #include <unistd.h>
 
 #include <algorithm>
@@ -153,7 +157,8 @@ int main(int argc, char** argv) {
   std::string list = TESSEL_SOURCE_DIR "/costmodel/pretrained/workloads.txt", only;
   int64_t trials = 160;
   int seeds = 3, batch = 8;
-  std::string params_text = "{\"min_samples\":16}";
+  std::string params_text = "{\"min_samples\":16}", modes_text = "random,guided,pretrained", curves,
+              guided_model = "xgb", strategy_text = "{}";
   po::options_description desc("search-efficiency benchmark options");
   desc.add_options()("help,h", "help")("csv", po::value<std::string>(&csv), "CSV output")(
       "trials", po::value<int64_t>(&trials)->default_value(160), "trial budget of every run")(
@@ -161,8 +166,13 @@ int main(int argc, char** argv) {
       "batch", po::value<int>(&batch)->default_value(8), "candidates per round")(
       "model", po::value<std::string>(&model), "pretrained model file")(
       "model-params", po::value<std::string>(&params_text), "parameters of the guided mode's (cold) model")(
+      "guided-model", po::value<std::string>(&guided_model), "kind of the guided mode's cold model (xgb, xgb-rank, mlp)")(
+      "strategy-params", po::value<std::string>(&strategy_text),
+      "evolutionary search parameters of the guided and pretrained modes, e.g. '{\"population\":512}'")(
       "workloads", po::value<std::string>(&list), "workload list (its 'heldout' lines are used)")(
-      "only", po::value<std::string>(&only), "run only workloads whose spec contains this");
+      "only", po::value<std::string>(&only), "run only workloads whose spec contains this")(
+      "modes", po::value<std::string>(&modes_text), "modes to run, comma-separated (random,guided,pretrained)")(
+      "curves", po::value<std::string>(&curves), "also write every run's per-trial GFLOP/s as CSV (workload,mode,seed,trial,gflops)");
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, desc), vm);
@@ -186,6 +196,20 @@ int main(int argc, char** argv) {
     std::cerr << "search-efficiency: --model-params must be a JSON object\n";
     return 2;
   }
+  tuner::StrategyParams strategy_params;
+  try {
+    auto j = nlohmann::json::parse(strategy_text);
+    for (auto& [k, v] : j.items()) {
+      if (k == "epsilon") strategy_params.epsilon = v.get<double>();
+      else if (k == "population") strategy_params.population = v.get<int>();
+      else if (k == "generations") strategy_params.generations = v.get<int>();
+      else if (k == "crossover_prob") strategy_params.crossover_prob = v.get<double>();
+      else throw std::runtime_error("unknown key '" + k + "' (epsilon, population, generations, crossover_prob)");
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "search-efficiency: --strategy-params: " << e.what() << "\n";
+    return 2;
+  }
   if (!std::filesystem::is_regular_file(model)) {
     std::cerr << "search-efficiency: no pretrained model at " << model << " (scripts/train-costmodel makes it)\n";
     return 2;
@@ -198,8 +222,19 @@ int main(int argc, char** argv) {
   std::string dir = (std::filesystem::temp_directory_path() / ("tessel-bench-se-" + std::to_string(getpid()))).string();
   std::filesystem::create_directories(dir);
   runtime::set_num_threads(1);
-  const std::vector<std::pair<std::string, std::string>> modes = {
-      {"random", "random"}, {"guided", "evolutionary"}, {"pretrained", "evolutionary"}};
+  std::vector<std::pair<std::string, std::string>> modes;
+  for (auto& m : {"random", "guided", "pretrained"})
+    if (("," + modes_text + ",").find(std::string(",") + m + ",") != std::string::npos)
+      modes.push_back({m, std::string(m) == "random" ? "random" : "evolutionary"});
+  if (modes.empty()) {
+    std::cerr << "search-efficiency: --modes names none of random, guided, pretrained\n";
+    return 2;
+  }
+  std::ofstream curves_out;
+  if (!curves.empty()) {
+    curves_out.open(curves);
+    curves_out << "workload,mode,seed,trial,gflops\n";
+  }
   bool tty = isatty(fileno(stderr));
 
   bench::Table runs_table({"workload", "mode", "seed", "trials", "best_gflops", "trials_to_95", "measured"});
@@ -218,9 +253,10 @@ int main(int argc, char** argv) {
         o.tasks = {{w, 1, spec}};
         o.trials = trials;
         o.strategy = strategy;
-        o.cost_model = mode == "random" ? "random" : mode == "guided" ? "xgb" : model;
+        o.cost_model = mode == "random" ? "random" : mode == "guided" ? guided_model : model;
         if (mode == "guided") o.model_params = model_params;
         o.seed = run.seed;
+        o.strategy_params = strategy_params;
         o.batch_size = batch;
         o.remeasure_top = 0;
         o.measure.threads = 1;
@@ -238,6 +274,9 @@ int main(int argc, char** argv) {
                        (long long)su.total_trials, su.tasks[0].best_gflops, (long long)cache.measured,
                        tty ? "   " : "\n");
         });
+        for (size_t t = 0; curves_out.is_open() && t < run.gflops.size(); ++t)
+          curves_out << '"' << spec << "\"," << mode << ',' << run.seed << ',' << t + 1 << ',' << run.gflops[t] << '\n';
+        curves_out.flush();
         runs.push_back(std::move(run));
       }
     double best = 0;

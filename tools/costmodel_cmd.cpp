@@ -26,6 +26,8 @@ struct WorkloadData {
   std::shared_ptr<workload::Workload> workload;
   std::vector<std::vector<schedule::Step>> traces;
   std::vector<double> throughput;
+  std::vector<std::string> trace_hashes;
+  std::vector<bool> aborted;  // timed once and stopped (early_aborted): throughput from that run
 };
 
 std::vector<WorkloadData> load_data(const std::vector<std::string>& dbs) {
@@ -52,6 +54,8 @@ std::vector<WorkloadData> load_data(const std::vector<std::string>& dbs) {
         seen[r.trace_hash] = true;
         d.traces.push_back(schedule::trace_from_json(r.trace));
         d.throughput.push_back(d.workload->flop_count() / r.timed_s());
+        d.trace_hashes.push_back(r.trace_hash);
+        d.aborted.push_back(r.error_kind != records::MeasureErrorKind::kNone);
       }
       if (d.traces.size() >= 2) out.push_back(std::move(d));
     }
@@ -165,19 +169,34 @@ struct Report {
 
 int eval(const std::vector<std::string>& args) {
   std::vector<std::string> dbs;
-  std::string path;
+  std::string path, scores_path;
   bool json = false;
   po::options_description desc("tessel costmodel eval --model MODEL --db HELD_OUT.db [--json]\n\nOptions");
   desc.add_options()("help,h", "print this help")("model", po::value<std::string>(&path), "model file")(
       "db", po::value<std::vector<std::string>>(&dbs), "held-out tuning database (repeatable)")(
-      "json", po::bool_switch(&json), "JSON output");
+      "json", po::bool_switch(&json), "JSON output")(
+      "scores", po::value<std::string>(&scores_path),
+      "also write every candidate's measured throughput and score as CSV (workload,trace_hash,gflops,aborted,score)");
   po::variables_map vm;
   if (parse_args(desc, args, vm)) return 0;
   if (path.empty()) throw po::error("give --model MODEL");
   if (dbs.empty()) throw po::error("give at least one --db");
   auto model = costmodel::load_cost_model(path, {{"nthread", 1}});
+  std::ofstream scores;
+  if (!scores_path.empty()) {
+    scores.open(scores_path);
+    TESSEL_CHECK(scores.good()) << "cannot write --scores file " << scores_path;
+    scores << "workload,trace_hash,gflops,aborted,score\n";
+  }
   Report rep;
-  for (auto& d : load_data(dbs)) rep.add(d, metrics(d, model->predict(candidates(d))));
+  for (auto& d : load_data(dbs)) {
+    auto s = model->predict(candidates(d));
+    rep.add(d, metrics(d, s));
+    for (size_t i = 0; scores.is_open() && i < s.size(); ++i)
+      scores << '"' << d.workload->spec << "\"," << d.trace_hashes[i] << ',' << d.throughput[i] / 1e9 << ','
+             << int(d.aborted[i]) << ',' << s[i] << '\n';
+  }
+  TESSEL_CHECK(!scores.is_open() || scores.good()) << "writing --scores file " << scores_path << " failed";
   return rep.print(path, json);
 }
 

@@ -104,6 +104,11 @@ const char* const kLoopNames[] = {"num_loops",  "outer_prod",  "inner_extent",  
 const char* const kBufNames[] = {"present",        "is_read",         "is_write",     "bytes",
                                  "unique_bytes",   "lines",           "unique_lines", "reuse_ct",
                                  "reuse_dis_iter", "reuse_dis_bytes", "stride",       "is_local"};
+enum Cache { kTrafficL1, kTrafficL2, kTrafficL3, kAccTileBytes, kTileIntensity, kCacheCount };
+static_assert(kCacheCount == kCacheFeatures);
+const char* const kCacheNames[] = {"traffic_l1", "traffic_l2", "traffic_l3", "acc_tile_bytes", "tile_intensity"};
+// Cache capacities of the traffic estimates (typical x86 L1d, L2 per core, L3 share).
+constexpr double kCacheBytes[] = {32 * 1024.0, 1024 * 1024.0, 32 * 1024 * 1024.0};
 const char* const kTailNames[] = {"flops_per_byte", "flops_per_unique_byte", "flops",          "num_allocs",
                                   "alloc_bytes",    "store_buffer_bytes",    "store_to_local", "program_stores",
                                   "program_flops",  "program_loops"};
@@ -123,6 +128,7 @@ struct Access {
   double tx_stride = 0;             // |elements between neighbouring threadIdx.x| (0: no thread loop or same element)
   double uncoalesced_bytes = 0;     // bytes accessed with tx_stride above the contiguous elements per thread
   std::vector<double> level_bytes;  // unique bytes touched inside loop level i (i = 0 outermost .. lanes)
+  int reuse_loop = -1;              // innermost loop (extent > 1) the index does not depend on; -1: none
 };
 
 double const_elements(const BufferNode& b) {
@@ -233,6 +239,7 @@ class FeatureVisitor : public IRVisitor {
   static bool is_work_count(int i) {
     if (i >= kComputeOffset && i < kLoopOffset) return true;
     if (i == kLoopOffset + kOuterProd || i == kIntensityOffset + 2) return true;
+    if (i >= kCacheOffset + kTrafficL1 && i <= kCacheOffset + kTrafficL3) return true;
     if (i >= kBufferOffset && i < kIntensityOffset) {
       int k = (i - kBufferOffset) % kFeaturesPerBuffer;
       return k == kBytes || k == kUniqueBytes || k == kLines || k == kUniqueLines;
@@ -242,7 +249,7 @@ class FeatureVisitor : public IRVisitor {
   // Flags (0/1) and fractions: not log-scaled.
   static bool is_unscaled(int i) {
     if (i == kLoopOffset + kIsAccumulate || i == kLoopOffset + kPredicated || i == kAllocOffset + 3) return true;
-    if (i >= kGpuOffset) return gpu_feature_is_unscaled(i - kGpuOffset);
+    if (i >= kGpuOffset && i < kGpuOffset + kGpuFeatures) return gpu_feature_is_unscaled(i - kGpuOffset);
     if (i >= kBufferOffset && i < kIntensityOffset) {
       int k = (i - kBufferOffset) % kFeaturesPerBuffer;
       return k == kPresent || k == kIsRead || k == kIsWrite || k == kIsLocal;
@@ -451,6 +458,7 @@ class FeatureVisitor : public IRVisitor {
         a.reuse_dis_iter = 1;
         for (size_t j = size_t(i) + 1; j <= n; ++j) a.reuse_dis_iter *= ext[j];
         a.reuse_dis_bytes = region(size_t(i) + 1) * eb;
+        a.reuse_loop = i;
         break;
       }
     merge(a);
@@ -468,6 +476,7 @@ class FeatureVisitor : public IRVisitor {
         m.reuse_ct = std::max(m.reuse_ct, a.reuse_ct);
         m.reuse_dis_iter = std::max(m.reuse_dis_iter, a.reuse_dis_iter);
         m.reuse_dis_bytes = std::max(m.reuse_dis_bytes, a.reuse_dis_bytes);
+        m.reuse_loop = std::max(m.reuse_loop, a.reuse_loop);
         m.tx_stride = std::max(m.tx_stride, a.tx_stride);
         m.uncoalesced_bytes += a.uncoalesced_bytes;
         for (size_t i = 0; i < m.level_bytes.size() && i < a.level_bytes.size(); ++i)
@@ -678,8 +687,35 @@ class FeatureVisitor : public IRVisitor {
     r[kAllocOffset + 2] = float(std::max(0.0, const_elements(*buf)) * buf->dtype.bytes_per_lane());
     r[kAllocOffset + 3] = buf->scope != MemScope::kGlobal ? 1.0f : 0.0f;
     intensity_curve(flops / std::max(1.0, trip), &r[kCurveOffset]);
+    cache_features(buf, flops / std::max(1.0, trip), &r[kCacheOffset]);
     gpu_store_features(*buf, lanes, &r[kGpuOffset]);
     rows.push_back(std::move(r));
+  }
+
+  // Bytes moved into a cache of each capacity: the accesses inside the outermost loop level whose distinct
+  // bytes fit are loaded once per execution of that level (a capacity model without conflicts or
+  // sharing between stores). Then the accumulator: the distinct bytes of the stored buffer inside the
+  // innermost loop its index does not depend on (the register or local tile the reduction keeps), and
+  // the FLOPs per distinct byte inside one iteration of that loop (loads per FMA of the micro-kernel).
+  void cache_features(const BufferNode* buf, double flops_per_iter, float* out) const {
+    size_t n = loops_.size();
+    std::vector<double> fp(n + 1, 0.0), execs(n + 1, 1.0);
+    for (auto& a : accesses_)
+      for (size_t i = 0; i <= n && i < a.level_bytes.size(); ++i) fp[i] += a.level_bytes[i];
+    for (size_t i = 1; i <= n; ++i) execs[i] = execs[i - 1] * loops_[i - 1].extent;
+    for (int c = 0; c < 3; ++c) {
+      size_t i = 0;
+      while (i < n && fp[i] > kCacheBytes[c]) ++i;
+      out[kTrafficL1 + c] = float(execs[i] * fp[i]);
+    }
+    for (auto& a : accesses_) {
+      if (a.buffer != buf || a.reuse_loop < 0) continue;
+      size_t in = size_t(a.reuse_loop) + 1;
+      double f = flops_per_iter;
+      for (size_t i = in; i < n; ++i) f *= loops_[i].extent;
+      out[kAccTileBytes] = float(a.reuse_dis_bytes);
+      out[kTileIntensity] = float(f / std::max(1.0, fp[in]));
+    }
   }
 
   // The per-store part of the GPU group (raw; finish adds the program's launch or zeroes the group).
@@ -761,6 +797,7 @@ const std::vector<std::string>& feature_names() {
     for (auto* s : kTailNames) n.push_back(s);
     for (int k = 0; k < kCurvePoints; ++k) n.push_back("ai_curve" + std::to_string(k));
     for (auto* s : kGpuFeatureNames) n.push_back(s);
+    for (auto* s : kCacheNames) n.push_back(s);
     TESSEL_ICHECK(int(n.size()) == kFeatureLength) << n.size();
     return n;
   }();

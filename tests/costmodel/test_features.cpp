@@ -42,7 +42,7 @@ std::vector<float> update_row(const std::vector<std::vector<float>>& rows) {
 }  // namespace
 
 TEST_CASE("feature layout: fixed length, named, versioned", "[costmodel][features]") {
-  CHECK(kFeatureVersion == 3);
+  CHECK(kFeatureVersion == 4);
   const auto& names = feature_names();
   REQUIRE(int(names.size()) == kFeatureLength);
   CHECK(std::set<std::string>(names.begin(), names.end()).size() == names.size());
@@ -58,6 +58,9 @@ TEST_CASE("feature layout: fixed length, named, versioned", "[costmodel][feature
   CHECK(names[kCurveOffset] == "ai_curve0");
   CHECK(names[kGpuOffset - 1] == "ai_curve9");
   CHECK(names[kGpuOffset] == "gpu_grid_x");  // the GPU group (version 3): test_gpu_features.cpp
+  CHECK(names[kCacheOffset - 1] == "gpu_min_blocks_per_sm");
+  CHECK(names[kCacheOffset] == "traffic_l1");  // the cache group (version 4)
+  CHECK(names[kFeatureLength - 1] == "tile_intensity");
   for (auto& r : extract_features(mm64(), tiled(true, true, true))) CHECK(int(r.size()) == kFeatureLength);
 }
 
@@ -121,6 +124,28 @@ TEST_CASE("features: the arithmetic-intensity curve", "[costmodel][features]") {
   // Tiling for reuse raises the intensity of the inner levels: a 4x16 tile of C over the k loop.
   auto t = update_row(extract_features(mm64(), tiled(false, false, false)));
   CHECK(t[kCurveOffset + kCurvePoints / 2] > r[kCurveOffset + kCurvePoints / 2]);
+}
+
+TEST_CASE("features: cache traffic and the accumulator tile", "[costmodel][features]") {
+  // Naive 64^3 matmul, loops i, j, k over C[i,j] += A[i,k] * B[k,j] (16 KiB per matrix). Distinct bytes
+  // inside i: all three (48 KiB); inside j: B and a row of A and of C (16 KiB + 512 B); inside k: a row
+  // of A and a column of B (512 B) and one C element.
+  auto r = update_row(extract_features(mm64(), {}));
+  double n3 = 64.0 * 64 * 64;
+  auto per_flop = [&](double bytes) { return lg(bytes / (2 * n3) * 1024); };
+  CHECK(r[kCacheOffset + 0] == Approx(per_flop(64 * (16384 + 512))));  // 32 KiB: the j level fits, 64 times
+  CHECK(r[kCacheOffset + 1] == Approx(per_flop(3 * 16384)));           // 1 MiB: everything once
+  CHECK(r[kCacheOffset + 2] == Approx(per_flop(3 * 16384)));
+  CHECK(r[kCacheOffset + 3] == Approx(lg(4)));         // one C element lives across k
+  CHECK(r[kCacheOffset + 4] == Approx(lg(2.0 / 12)));  // 2 FLOPs per k over 12 distinct bytes
+
+  // Tiled (i.o, j.o, k, i.i, j.i): a 4 x 16 tile of C lives across k; per k it takes 4 elements of A and
+  // 16 of B for 128 FLOPs.
+  auto t = update_row(extract_features(mm64(), tiled(true, false, false)));
+  CHECK(t[kCacheOffset + 3] == Approx(lg(4 * 16 * 4)));
+  CHECK(t[kCacheOffset + 4] == Approx(lg(128.0 / (16 + 64 + 256))));
+  // The tiled nest re-reads less into a small cache than the naive one.
+  CHECK(t[kCacheOffset + 0] < r[kCacheOffset + 0]);
 }
 
 TEST_CASE("features: invalid traces give no rows, lowered functions work too", "[costmodel][features]") {

@@ -78,9 +78,9 @@ TEST_CASE("gpu features: names and place in the layout", "[costmodel][features][
   CHECK(names[kGpuOffset + kOccupancy] == "gpu_occupancy");
   CHECK(names[kGpuOffset + kWaves] == "gpu_waves");
   CHECK(names[kGpuOffset + kUncoalesced] == "gpu_uncoalesced");
-  CHECK(names[kFeatureLength - 3] == "gpu_shared_tx_stride");
-  CHECK(names[kFeatureLength - 2] == "gpu_pipelined");
-  CHECK(names[kFeatureLength - 1] == "gpu_min_blocks_per_sm");
+  CHECK(names[kCacheOffset - 3] == "gpu_shared_tx_stride");
+  CHECK(names[kCacheOffset - 2] == "gpu_pipelined");
+  CHECK(names[kCacheOffset - 1] == "gpu_min_blocks_per_sm");
 }
 
 TEST_CASE("gpu features of the matmul schedule, from its tile sizes", "[costmodel][features][gpu]") {

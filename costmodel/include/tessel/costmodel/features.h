@@ -14,7 +14,7 @@
 namespace tessel::costmodel {
 
 /** Version of the feature layout below; saved models record it. */
-constexpr int kFeatureVersion = 3;
+constexpr int kFeatureVersion = 4;
 
 /** Buffers described per store (the ones with the most bytes accessed, in fixed slots). */
 constexpr int kFeatureBufferSlots = 5;
@@ -37,8 +37,14 @@ constexpr int kCurvePoints = 10;
 constexpr int kGpuOffset = kCurveOffset + kCurvePoints;  // 114
 /** Features in the GPU group. */
 constexpr int kGpuFeatures = 26;
+/** Cache and register-tile group (version 4): estimated bytes moved into caches of three sizes (an
+ *  outermost-fitting-loop model of the store's accesses), the accumulator tile held across the innermost
+ *  loop the store does not depend on, and the arithmetic intensity inside that loop. */
+constexpr int kCacheOffset = kGpuOffset + kGpuFeatures;  // 140
+/** Features in the cache group. */
+constexpr int kCacheFeatures = 5;
 /** Floats per row. */
-constexpr int kFeatureLength = kGpuOffset + kGpuFeatures;
+constexpr int kFeatureLength = kCacheOffset + kCacheFeatures;
 
 /** One name per feature index (e.g. "float_mul", "buf0.bytes"); size kFeatureLength. */
 const std::vector<std::string>& feature_names();
