@@ -65,8 +65,9 @@ int run_tune(const std::vector<std::string>& args) {
       "time", po::value<std::string>(&time_str), "wall-clock budget (90s, 20m, 1h)")(
       "db", po::value<std::string>(&o.db_path)->default_value("tessel.db"), "tuning database (created if missing)")(
       "strategy", po::value<std::string>(&o.strategy)->default_value("evolutionary"),
-      "evolutionary | random | grid | annealing")("cost-model", po::value<std::string>(&o.cost_model)->default_value("random"),
-                                                   "random | xgb | xgb-rank | mlp | pretrained (the shipped model), or a trained model file")(
+      "evolutionary | random | grid | annealing")("cost-model", po::value<std::string>(&o.cost_model)->default_value("auto"),
+                                                   "auto (pretrained on x86-64 CPUs, else xgb) | random | xgb | xgb-rank | mlp | pretrained (the "
+                                                   "shipped model), or a trained model file")(
       "cost-model-params", po::value<std::string>(&model_params_text),
       "cost-model parameters as a JSON object, e.g. '{\"min_samples\":16}' (docs/costmodel.md)")(
       "transfer", po::bool_switch(&o.transfer),

@@ -411,6 +411,22 @@ TEST_CASE("a tuning run can start from a saved model and from other workloads' r
   CHECK_THROWS_WITH(tune(o), Catch::Contains("cannot read the cost-model file /nonexistent/model.file"));
 }
 
+TEST_CASE("the default cost model: pretrained on x86-64 CPUs, a cold xgb elsewhere", "[tuner]") {
+  CHECK(resolve_cost_model("random", "host") == "random");
+  CHECK(resolve_cost_model("xgb-rank", "cuda") == "xgb-rank");
+  CHECK(resolve_cost_model("auto", "cuda") == "xgb");
+  CHECK(resolve_cost_model("auto", "llvm -mtriple=aarch64-linux-gnu") == "xgb");
+  if (codegen::Target::parse("host").triple.rfind("x86_64", 0) == 0) {
+    std::string path = resolve_cost_model("auto", "host");
+    CHECK(path == costmodel::pretrained_model_path());
+    CHECK(costmodel::load_cost_model(path)->name() == "xgb-rank");
+  }
+  // A TESSEL_PRETRAINED_MODEL that is not a file is an error, not a silent cold start.
+  setenv("TESSEL_PRETRAINED_MODEL", "/nonexistent/pretrained.model", 1);
+  CHECK_THROWS_WITH(resolve_cost_model("auto", "llvm -mtriple=x86_64-pc-linux-gnu"), Catch::Contains("is not a file"));
+  unsetenv("TESSEL_PRETRAINED_MODEL");
+}
+
 TEST_CASE("map_knobs carries a configuration to another shape of the same operator", "[tuner]") {
   auto a = wl("matmul:M=32,N=32,K=32"), b = wl("matmul:M=64,N=32,K=48");
   auto sa = make_rule_space(a), sb = make_rule_space(b);

@@ -117,7 +117,7 @@ class Tuning {
       TaskRun r;
       r.task = t;
       r.space = space_for(t.workload);
-      r.model = make_model(o.cost_model, seed, o.model_params);
+      r.model = make_model(resolve_cost_model(o.cost_model, o.target), seed, o.model_params);
       r.signature = space_signature(*r.space);
       r.summary.name = t.name.empty() ? t.workload->spec : t.name;
       r.summary.spec = t.workload->spec;
@@ -136,8 +136,12 @@ class Tuning {
 
   TuneSummary run() {
     start_ = clock_type::now();
-    nlohmann::json settings = {{"strategy", o_.strategy}, {"cost_model", o_.cost_model}, {"scheduler", o_.scheduler},
-                               {"seed", o_.seed},         {"trials", o_.trials},         {"target", target_},
+    nlohmann::json settings = {{"strategy", o_.strategy},
+                               {"cost_model", resolve_cost_model(o_.cost_model, o_.target)},
+                               {"scheduler", o_.scheduler},
+                               {"seed", o_.seed},
+                               {"trials", o_.trials},
+                               {"target", target_},
                                {"measure", o_.measure.to_json()}};
     settings["tasks"] = nlohmann::json::array();  // weights, for reports of network runs
     for (auto& r : runs_)
@@ -397,5 +401,17 @@ class Tuning {
 }  // namespace
 
 TuneSummary tune(const TuneOptions& options, const ProgressFn& progress) { return Tuning(options, progress).run(); }
+
+std::string resolve_cost_model(const std::string& name, const std::string& target_text) {
+  if (name != "auto") return name;
+  codegen::Target target = codegen::Target::parse(target_text);
+  if (target.is_cuda() || target.triple.rfind("x86_64", 0) != 0) return "xgb";
+  if (std::getenv("TESSEL_PRETRAINED_MODEL")) return costmodel::pretrained_model_path();  // set wrong: an error
+  try {
+    return costmodel::pretrained_model_path();
+  } catch (const UserError&) {
+    return "xgb";  // a build without the shipped file: learn from this run alone
+  }
+}
 
 }  // namespace tessel::tuner

@@ -30,7 +30,9 @@ struct TuneOptions {
   std::string db_path = "tessel.db";
   std::string target = "host";
   std::string strategy = "evolutionary";
-  std::string cost_model = "random";  // a model name, or a saved model file to start from (pretrained)
+  // A model name ("random", "xgb", "xgb-rank", "mlp", "pretrained"), a saved model file to start from, or
+  // "auto": the shipped pretrained model on x86-64 CPU targets (when found), else "xgb".
+  std::string cost_model = "auto";
   nlohmann::json model_params = nlohmann::json::object();  // cost-model parameters (docs/costmodel.md), e.g.
                                                            // {"min_samples": 16}; seed and nthread set by tune
   bool transfer = false;              // also learn from the database's records of other workloads (same target)
@@ -74,6 +76,11 @@ struct TuneSummary {
 };
 
 using ProgressFn = std::function<void(const TuneSummary& now, double eta_s)>;
+
+/** The cost model a run uses for TuneOptions::cost_model: the name itself, except "auto", which is the
+ *  shipped pretrained model's path on x86-64 CPU targets when it is found (costmodel::pretrained_model_path;
+ *  a TESSEL_PRETRAINED_MODEL that is not a file is an error) and "xgb" otherwise. */
+std::string resolve_cost_model(const std::string& name, const std::string& target);
 
 /** Runs the loop. Throws UserError for bad options (unknown strategy, unreadable database, ...). */
 TuneSummary tune(const TuneOptions& options, const ProgressFn& progress = {});
