@@ -325,9 +325,11 @@ int main(int argc, char** argv) {
     for (double x : v) s += std::log(x);
     return v.empty() ? 0 : std::exp(s / double(v.size()));
   };
-  table.add({"geometric mean (workloads with both sides reached)", "", "", "", "", "", "",
-             bench::fmt(geomean(r_rg), 2) + " (" + std::to_string(r_rg.size()) + ")",
-             bench::fmt(geomean(r_gp), 2) + " (" + std::to_string(r_gp.size()) + ")", ""});
+  auto mean_of = [&](const std::vector<double>& v) {
+    return (v.empty() ? std::string("n/a") : bench::fmt(geomean(v), 2)) + " (" + std::to_string(v.size()) + ")";
+  };
+  table.add({"geometric mean (workloads with both sides reached)", "", "", "", "", "", "", mean_of(r_rg),
+             mean_of(r_gp), ""});
   std::fprintf(stderr, "\n");
   runs_table.print();
   std::printf("\ntrials to reach 95%% of the best throughput found (median over %d seeds; budget %lld trials; random_t95 "

@@ -9,6 +9,8 @@
 //     analyze_access  index coefficients per enclosing loop (affine part) -> bytes, unique bytes, cache
 //                     lines, reuse (innermost loop the index does not depend on), innermost stride,
 //                     stride between consecutive threadIdx.x (GPU coalescing)
+//     cache_features  traffic into three cache sizes from the distinct bytes per loop level; the
+//                     accumulator tile and its micro-kernel intensity (version 4)
 //   finish            program-level values (GPU launch and occupancy: gpu_features.cpp), per-FLOP
 //                     normalization, log2(1 + x) of magnitudes; flags and fractions stay as they are
 #include "tessel/costmodel/features.h"
