@@ -233,6 +233,10 @@ int main(int argc, char** argv) {
   std::ofstream curves_out;
   if (!curves.empty()) {
     curves_out.open(curves);
+    if (!curves_out) {
+      std::cerr << "search-efficiency: cannot write --curves file " << curves << "\n";
+      return 2;
+    }
     curves_out << "workload,mode,seed,trial,gflops\n";
   }
   bool tty = isatty(fileno(stderr));

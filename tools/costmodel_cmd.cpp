@@ -180,7 +180,7 @@ int eval(const std::vector<std::string>& args) {
   std::vector<std::string> dbs;
   std::string path, scores_path;
   bool json = false;
-  po::options_description desc("tessel costmodel eval --model MODEL --db HELD_OUT.db [--json]\n\nOptions");
+  po::options_description desc("tessel costmodel eval --model MODEL --db HELD_OUT.db [--json] [--scores FILE.csv]\n\nOptions");
   desc.add_options()("help,h", "print this help")("model", po::value<std::string>(&path), "model file")(
       "db", po::value<std::vector<std::string>>(&dbs), "held-out tuning database (repeatable)")(
       "json", po::bool_switch(&json), "JSON output")(
@@ -255,7 +255,7 @@ int cross_validate(const std::vector<std::string>& args) {
 int run_costmodel(const std::vector<std::string>& args) {
   if (args.empty() || args[0] == "--help" || args[0] == "-h") {
     std::cout << "tessel costmodel train --db A.db [--db B.db ...] -o MODEL [--model xgb|xgb-rank|mlp]\n"
-                 "tessel costmodel eval --model MODEL --db HELD_OUT.db [--json]\n"
+                 "tessel costmodel eval --model MODEL --db HELD_OUT.db [--json] [--scores FILE.csv]\n"
                  "tessel costmodel cv --db A.db [--db B.db ...] [--model xgb|xgb-rank|mlp] [--json]\n";
     return args.empty() ? 2 : 0;
   }
