@@ -94,6 +94,7 @@ class Tuning {
     TESSEL_CHECK(o.batch_size >= 1) << "batch size must be >= 1";
     TESSEL_CHECK(o.transfer_seeds >= 0) << "--transfer-seeds must be >= 0";
     target_ = codegen::Target::parse(o.target).to_string();
+    cost_model_ = resolve_cost_model(o.cost_model, o.target);  // once: every task and the settings use it
     db_ = records::open_database(o.db_path);
     scheduler_ = make_task_scheduler(o.scheduler);
     auto names = search_strategy_names();
@@ -117,7 +118,7 @@ class Tuning {
       TaskRun r;
       r.task = t;
       r.space = space_for(t.workload);
-      r.model = make_model(resolve_cost_model(o.cost_model, o.target), seed, o.model_params);
+      r.model = make_model(cost_model_, seed, o.model_params);
       r.signature = space_signature(*r.space);
       r.summary.name = t.name.empty() ? t.workload->spec : t.name;
       r.summary.spec = t.workload->spec;
@@ -137,7 +138,7 @@ class Tuning {
   TuneSummary run() {
     start_ = clock_type::now();
     nlohmann::json settings = {{"strategy", o_.strategy},
-                               {"cost_model", resolve_cost_model(o_.cost_model, o_.target)},
+                               {"cost_model", cost_model_},
                                {"scheduler", o_.scheduler},
                                {"seed", o_.seed},
                                {"trials", o_.trials},
@@ -386,6 +387,7 @@ class Tuning {
   const TuneOptions& o_;
   ProgressFn progress_;
   std::string target_;
+  std::string cost_model_;  // o_.cost_model resolved ("auto" -> the model used)
   nlohmann::json fingerprint_ = records::host_fingerprint();
   std::unique_ptr<records::Database> db_;
   std::unique_ptr<TaskScheduler> scheduler_;
