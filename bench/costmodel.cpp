@@ -70,7 +70,7 @@ int main(int argc, char** argv) {
   double t0 = now_s();
   for (int i = 0; i < n; ++i) {
     feats.push_back(std::make_shared<const costmodel::ProgramFeatures>(costmodel::extract_features(*w, traces[i])));
-    rows += feats.back()->size();
+    rows += feats.back()->rows.size();
   }
   add("extract_features", "-", n, now_s() - t0, bench::fmt(double(rows) / n, 1) + " rows/candidate");
 

@@ -3,8 +3,10 @@
 // For each workload (the held-out set of costmodel/pretrained/workloads.txt: the pretrained model never
 // saw them) and each seed, three tuning runs of the same trial budget, one thread for the kernels:
 //   random      strategy random (uniform samples of the rule space)
-//   guided      evolutionary search with a cold xgb model (learns from this run's measurements only)
-//   pretrained  evolutionary search starting from the shipped pretrained model (and fine-tuning it)
+//   guided      evolutionary search with a cold xgb model (learns from this run's measurements only); its
+//               refine stage (tessel tune --refine-model) is a cold xgb-rank that reads the compiled code
+//   pretrained  evolutionary search starting from the shipped pretrained model (and fine-tuning it); its
+//               refine stage starts from the shipped code model (cpu-x86_64.code.model)
 // Every candidate is measured once per workload: the runs share a measurement cache keyed by the trace,
 // so a schedule two runs both propose has one time (fewer measurements, and no noise between modes).
 // "best" is the best throughput any run found for the workload; a run's trials-to-95% is the first trial
@@ -20,7 +22,7 @@
 //   scripts/bench search-efficiency [--trials 160] [--seeds 3] [--model costmodel/pretrained/cpu-x86_64.model]
 //                                   [--model-params '{"min_samples":16}'] [--guided-model xgb]
 //                                   [--strategy-params '{"population":128}'] [--modes random,guided,pretrained]
-//                                   [--only SPEC_PART] [--curves FILE.csv]
+//                                   [--only SPEC_PART] [--curves FILE.csv] [--refine-model auto|none|...]
 // --modes and --only run a part (for experiments: the ratios need all three modes); --curves writes every
 // run's per-trial GFLOP/s (the tuning curves).
 #include <unistd.h>
@@ -158,7 +160,7 @@ int main(int argc, char** argv) {
   int64_t trials = 160;
   int seeds = 3, batch = 8;
   std::string params_text = "{\"min_samples\":16}", modes_text = "random,guided,pretrained", curves,
-              guided_model = "xgb", strategy_text = "{}";
+              guided_model = "xgb", strategy_text = "{}", refine_model = "auto";
   po::options_description desc("search-efficiency benchmark options");
   desc.add_options()("help,h", "help")("csv", po::value<std::string>(&csv), "CSV output")(
       "trials", po::value<int64_t>(&trials)->default_value(160), "trial budget of every run")(
@@ -167,6 +169,9 @@ int main(int argc, char** argv) {
       "model", po::value<std::string>(&model), "pretrained model file")(
       "model-params", po::value<std::string>(&params_text), "parameters of the guided mode's (cold) model")(
       "guided-model", po::value<std::string>(&guided_model), "kind of the guided mode's cold model (xgb, xgb-rank, mlp)")(
+      "refine-model", po::value<std::string>(&refine_model),
+      "refine stage of the guided and pretrained modes (tessel tune --refine-model: auto = cold for guided, the "
+      "shipped code model for pretrained; none = the cost model alone)")(
       "strategy-params", po::value<std::string>(&strategy_text),
       "evolutionary search parameters of the guided and pretrained modes, e.g. '{\"population\":512}'")(
       "workloads", po::value<std::string>(&list), "workload list (its 'heldout' lines are used)")(
@@ -204,7 +209,8 @@ int main(int argc, char** argv) {
       else if (k == "population") strategy_params.population = v.get<int>();
       else if (k == "generations") strategy_params.generations = v.get<int>();
       else if (k == "crossover_prob") strategy_params.crossover_prob = v.get<double>();
-      else throw std::runtime_error("unknown key '" + k + "' (epsilon, population, generations, crossover_prob)");
+      else if (k == "refine_shortlist") strategy_params.refine_shortlist = v.get<int>();
+      else throw std::runtime_error("unknown key '" + k + "' (epsilon, population, generations, crossover_prob, refine_shortlist)");
     }
   } catch (const std::exception& e) {
     std::cerr << "search-efficiency: --strategy-params: " << e.what() << "\n";
@@ -259,6 +265,7 @@ int main(int argc, char** argv) {
         o.strategy = strategy;
         o.cost_model = mode == "random" ? "random" : mode == "guided" ? guided_model : model;
         if (mode == "guided") o.model_params = model_params;
+        o.refine_model = mode == "random" ? "none" : refine_model;
         o.seed = run.seed;
         o.strategy_params = strategy_params;
         o.batch_size = batch;

@@ -229,16 +229,18 @@ int cross_validate(const std::vector<std::string>& args) {
   costmodel::ModelParams params = model_params(params_text, seed);
   auto data = load_data(dbs);
   TESSEL_CHECK(data.size() >= 2) << "cross-validation needs measurements of two or more workloads";
-  // Features are extracted once and shared by the folds (extraction costs more than a fit).
+  // Features are extracted once and shared by the folds (extraction costs more than a fit), by a model of
+  // the kind evaluated (with code features when its params ask for them).
+  auto extractor = costmodel::make_learned_model(kind, params);
   std::vector<std::vector<costmodel::Sample>> samples(data.size());
   std::vector<std::vector<const costmodel::ProgramFeatures*>> programs(data.size());
-  for (size_t i = 0; i < data.size(); ++i)
-    for (size_t t = 0; t < data[i].traces.size(); ++t) {
-      auto f = std::make_shared<const costmodel::ProgramFeatures>(
-          costmodel::extract_features(*data[i].workload, data[i].traces[t]));
-      samples[i].push_back({f, data[i].workload->key, data[i].throughput[t]});
-      programs[i].push_back(f.get());
+  for (size_t i = 0; i < data.size(); ++i) {
+    auto fs = extractor->features_of(candidates(data[i]));
+    for (size_t t = 0; t < fs.size(); ++t) {
+      samples[i].push_back({fs[t], data[i].workload->key, data[i].throughput[t]});
+      programs[i].push_back(fs[t].get());
     }
+  }
   Report rep;
   for (size_t held = 0; held < data.size(); ++held) {
     auto model = costmodel::make_learned_model(kind, params);

@@ -68,6 +68,11 @@ int run_tune(const std::vector<std::string>& args) {
       "evolutionary | random | grid | annealing")("cost-model", po::value<std::string>(&o.cost_model)->default_value("auto"),
                                                    "auto (pretrained on x86-64 CPUs, else xgb) | random | xgb | xgb-rank | mlp | pretrained (the "
                                                    "shipped model), or a trained model file")(
+      "refine-model", po::value<std::string>(&o.refine_model)->default_value("auto"),
+      "model that re-ranks the cost model's shortlist from the compiled code (x86-64): auto | none | cold | "
+      "pretrained, or a trained model file (docs/costmodel.md)")(
+      "refine-shortlist", po::value<int>(&o.strategy_params.refine_shortlist)->default_value(4),
+      "the refine model chooses each batch's model-guided part among this many times as many")(
       "cost-model-params", po::value<std::string>(&model_params_text),
       "cost-model parameters as a JSON object, e.g. '{\"min_samples\":16}' (docs/costmodel.md)")(
       "transfer", po::bool_switch(&o.transfer),

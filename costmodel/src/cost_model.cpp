@@ -24,7 +24,7 @@ struct LearnedEntry {
 const std::vector<LearnedEntry>& learned_registry() {
   static const std::vector<LearnedEntry> r = {
       {"xgb", make_xgb_model, {"num_rounds", "max_depth", "eta"}},
-      {"xgb-rank", make_xgb_rank_model, {"num_rounds", "max_depth", "eta"}},
+      {"xgb-rank", make_xgb_rank_model, {"num_rounds", "max_depth", "eta", "code_features"}},
       {"mlp", make_mlp_model, {"hidden", "epochs", "learning_rate", "pairs_per_program", "max_steps"}},
   };
   return r;

@@ -10,8 +10,9 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <thread>
+#include <atomic>
 #include <cstdlib>
+#include <thread>
 
 #include "tessel/support/error.h"
 
@@ -19,6 +20,7 @@ namespace tessel::costmodel {
 
 namespace {
 constexpr const char* kPretrainedModelFile = "cpu-x86_64.model";
+constexpr const char* kPretrainedCodeModelFile = "cpu-x86_64.code.model";
 
 std::string fnv1a64(const std::string& s) {
   uint64_t h = 1469598103934665603ull;
@@ -45,25 +47,67 @@ LearnedParams LearnedParams::from_json(const ModelParams& p) {
 
 LearnedModel::LearnedModel(const ModelParams& params) : params_(LearnedParams::from_json(params)), rng_(params_.seed) {}
 
-std::shared_ptr<const ProgramFeatures> LearnedModel::features_of(const Candidate& c) {
-  TESSEL_CHECK(c.workload && c.trace) << "cost model " << name() << ": a candidate without workload or trace";
+namespace {
+std::string cache_key(const Candidate& c) {
   std::string key = c.workload->key;
   for (auto& st : *c.trace) key += '\n' + schedule::step_to_string(st);
-  auto it = cache_.find(key);
-  if (it != cache_.end()) return it->second;
-  if (cache_.size() >= 100000) cache_.clear();  // bounded, as TVM's feature cache
-  auto f = std::make_shared<const ProgramFeatures>(extract_features(*c.workload, *c.trace));
-  cache_.emplace(std::move(key), f);
+  return key;
+}
+}  // namespace
+
+ProgramFeatures LearnedModel::extract(const Candidate& c) const {
+  TESSEL_CHECK(c.workload && c.trace) << "cost model " << name() << ": a candidate without workload or trace";
+  ProgramFeatures f;
+  f.rows = extract_features(*c.workload, *c.trace);
+  if (!f.rows.empty() && uses_code_features()) f.code = code_features(*c.workload, *c.trace, code_target_);
   return f;
 }
 
-std::vector<double> LearnedModel::predict(const std::vector<Candidate>& candidates) {
-  std::vector<std::shared_ptr<const ProgramFeatures>> keep;
-  std::vector<const ProgramFeatures*> progs;
-  for (auto& c : candidates) {
-    keep.push_back(features_of(c));
-    progs.push_back(keep.back().get());
+std::shared_ptr<const ProgramFeatures> LearnedModel::features_of(const Candidate& c) {
+  return features_of(std::vector<Candidate>{c})[0];
+}
+
+std::vector<std::shared_ptr<const ProgramFeatures>> LearnedModel::features_of(const std::vector<Candidate>& cs) {
+  std::vector<std::shared_ptr<const ProgramFeatures>> out(cs.size());
+  std::vector<std::string> keys(cs.size());
+  std::vector<size_t> todo;
+  std::unordered_map<std::string, size_t> first;  // a candidate repeated in cs is extracted once
+  for (size_t i = 0; i < cs.size(); ++i) {
+    TESSEL_CHECK(cs[i].workload && cs[i].trace) << "cost model " << name() << ": a candidate without workload or trace";
+    keys[i] = cache_key(cs[i]);
+    auto it = cache_.find(keys[i]);
+    if (it != cache_.end()) out[i] = it->second;
+    else if (first.emplace(keys[i], i).second) todo.push_back(i);
   }
+  std::vector<ProgramFeatures> got(todo.size());
+  // Code features cost a compile each: spread them over the cores (each compile has its own LLVM context).
+  size_t threads = uses_code_features() ? std::min<size_t>(todo.size(), std::max(1u, std::thread::hardware_concurrency())) : 1;
+  if (threads <= 1) {
+    for (size_t k = 0; k < todo.size(); ++k) got[k] = extract(cs[todo[k]]);
+  } else {
+    std::atomic<size_t> next{0};
+    std::vector<std::thread> pool;
+    for (size_t t = 0; t < threads; ++t)
+      pool.emplace_back([&] {
+        for (size_t k; (k = next++) < todo.size();) got[k] = extract(cs[todo[k]]);
+      });
+    for (auto& th : pool) th.join();
+  }
+  if (cache_.size() + todo.size() >= 100000) cache_.clear();  // bounded, as TVM's feature cache
+  for (size_t k = 0; k < todo.size(); ++k) {
+    auto f = std::make_shared<const ProgramFeatures>(std::move(got[k]));
+    out[todo[k]] = f;
+    cache_[keys[todo[k]]] = f;
+  }
+  for (size_t i = 0; i < cs.size(); ++i)
+    if (!out[i]) out[i] = out[first.at(keys[i])];
+  return out;
+}
+
+std::vector<double> LearnedModel::predict(const std::vector<Candidate>& candidates) {
+  std::vector<std::shared_ptr<const ProgramFeatures>> keep = features_of(candidates);
+  std::vector<const ProgramFeatures*> progs;
+  for (auto& f : keep) progs.push_back(f.get());
   return predict_features(progs);
 }
 
@@ -72,7 +116,7 @@ std::vector<double> LearnedModel::predict_features(const std::vector<const Progr
   std::vector<const ProgramFeatures*> valid;
   std::vector<size_t> where;
   for (size_t i = 0; i < programs.size(); ++i)
-    if (programs[i] && !programs[i]->empty()) valid.push_back(programs[i]), where.push_back(i);
+    if (programs[i] && usable(*programs[i])) valid.push_back(programs[i]), where.push_back(i);
   if (valid.empty()) return out;
   if (!fitted_ && base_) return base_->predict_features(programs);
   if (!fitted_) {  // nothing learned: random scores, as Ansor before its warm-up samples
@@ -93,17 +137,17 @@ void LearnedModel::update(const std::vector<Candidate>& candidates, const std::v
   TESSEL_CHECK(candidates.size() == throughput.size()) << "cost model " << name() << ": " << candidates.size()
                                                        << " candidates but " << throughput.size() << " throughputs";
   std::vector<Sample> s;
+  auto fs = features_of(candidates);
   for (size_t i = 0; i < candidates.size(); ++i) {
-    auto f = features_of(candidates[i]);
-    if (f->empty()) continue;  // invalid schedule: nothing to learn from its features
-    s.push_back({f, candidates[i].workload->key, std::max(0.0, throughput[i])});
+    if (!usable(*fs[i])) continue;  // invalid schedule: nothing to learn from its features
+    s.push_back({fs[i], candidates[i].workload->key, std::max(0.0, throughput[i])});
   }
   update_samples(s);
 }
 
 void LearnedModel::update_samples(const std::vector<Sample>& samples) {
   for (auto& s : samples)
-    if (s.features && !s.features->empty()) samples_.push_back(s);
+    if (s.features && usable(*s.features)) samples_.push_back(s);
   maybe_fit();
 }
 
@@ -141,6 +185,9 @@ void LearnedModel::set_base(std::unique_ptr<LearnedModel> base) {
   TESSEL_CHECK(base->name() == name()) << "cost model " << name() << " cannot start from a '" << base->name()
                                        << "' model (its scores are on another scale); start a '" << base->name()
                                        << "' model from it, or train a '" << name() << "' base";
+  TESSEL_CHECK(base->uses_code_features() == uses_code_features())
+      << "cost model " << name() << (uses_code_features() ? " reads" : " does not read")
+      << " code features and cannot start from a base that " << (uses_code_features() ? "does not" : "does");
   base_ = std::move(base);
 }
 
@@ -157,6 +204,10 @@ void LearnedModel::save(const std::string& path) const {
                       {"payload_bytes", payload.size()},
                       {"checksum", fnv1a64(payload)},
                       {"samples", fitted_at_}};
+  if (uses_code_features()) {
+    h["code_feature_version"] = kCodeFeatureVersion;
+    h["code_feature_length"] = int(kCodeFeatureLength);
+  }
   std::string tmp = path + ".tmp";
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
@@ -199,6 +250,18 @@ void LearnedModel::load(const std::string& path) {
       << path << " was trained on feature version " << fv << " (length " << h.value("feature_length", -1)
       << "), this tessel extracts version " << kFeatureVersion << " (length " << int(kFeatureLength)
       << "); retrain the model on measured records and save it again";
+  bool file_code = h.contains("code_feature_version");
+  TESSEL_CHECK(file_code == uses_code_features())
+      << path << (file_code ? " was trained with" : " was trained without") << " code features and this "
+      << name() << " model " << (uses_code_features() ? "reads" : "does not read")
+      << " them; load it with load_cost_model (tessel costmodel eval, tessel tune --cost-model FILE)";
+  if (file_code) {
+    int cv = h["code_feature_version"].get<int>();
+    TESSEL_CHECK(cv == kCodeFeatureVersion && h.value("code_feature_length", -1) == kCodeFeatureLength)
+        << path << " was trained on code feature version " << cv << " (length " << h.value("code_feature_length", -1)
+        << "), this tessel extracts version " << kCodeFeatureVersion << " (length " << int(kCodeFeatureLength)
+        << "); retrain the model on measured records and save it again";
+  }
   size_t n = h["payload_bytes"].get<size_t>();
   std::string payload(n, '\0');
   f.read(payload.data(), std::streamsize(n));
@@ -220,44 +283,61 @@ std::unique_ptr<LearnedModel> load_cost_model(const std::string& path, const Mod
   TESSEL_CHECK(sig.rfind(kModelFileSignature, 0) == 0)
       << path << " is not a tessel cost-model file (train one with tessel costmodel train)";
   std::string kind;
+  bool code = false;
   try {
-    kind = nlohmann::json::parse(header).at("model").get<std::string>();
+    auto h = nlohmann::json::parse(header);
+    kind = h.at("model").get<std::string>();
+    code = h.contains("code_feature_version");
   } catch (const std::exception&) {
     TESSEL_CHECK(false) << path << ": damaged cost-model header; train the model again";
   }
-  auto m = make_learned_model(kind, params);
+  ModelParams p = params.is_object() ? params : ModelParams::object();
+  if (code) p["code_features"] = true;  // the file says what the model reads
+  auto m = make_learned_model(kind, p);
   m->load(path);
   return m;
 }
 
-std::string pretrained_model_path() {
+namespace {
+// $env when set (it must be a file), else share/tessel/FILE next to the running binary's bin/, else the
+// source tree's copy.
+std::string find_pretrained(const char* file, const char* env_name) {
   std::vector<std::string> tried;
   std::error_code ec;
   auto usable = [&](const std::filesystem::path& p) {
     tried.push_back(p.string());
     return std::filesystem::is_regular_file(p, ec);
   };
-  if (const char* env = std::getenv("TESSEL_PRETRAINED_MODEL")) {
-    TESSEL_CHECK(usable(env)) << "TESSEL_PRETRAINED_MODEL=" << env << " is not a file";
+  if (const char* env = std::getenv(env_name)) {
+    TESSEL_CHECK(usable(env)) << env_name << "=" << env << " is not a file";
     return env;
   }
   auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (!ec) {
-    auto p = exe.parent_path().parent_path() / "share" / "tessel" / kPretrainedModelFile;
+    auto p = exe.parent_path().parent_path() / "share" / "tessel" / file;
     if (usable(p)) return p.string();
   }
-  auto src = std::filesystem::path(TESSEL_PRETRAINED_SOURCE_DIR) / kPretrainedModelFile;
+  auto src = std::filesystem::path(TESSEL_PRETRAINED_SOURCE_DIR) / file;
   if (usable(src)) return src.string();
   std::string where;
   for (auto& t : tried) where += "\n  " + t;
-  TESSEL_CHECK(false) << "no pretrained cost model found; looked at:" << where
-                      << "\nset TESSEL_PRETRAINED_MODEL=FILE or make one with scripts/train-costmodel";
+  TESSEL_CHECK(false) << "no pretrained cost model " << file << " found; looked at:" << where << "\nset " << env_name
+                      << "=FILE or make one with scripts/train-costmodel";
   return {};
+}
+}  // namespace
+
+std::string pretrained_model_path() { return find_pretrained(kPretrainedModelFile, "TESSEL_PRETRAINED_MODEL"); }
+
+std::string pretrained_code_model_path() {
+  return find_pretrained(kPretrainedCodeModelFile, "TESSEL_PRETRAINED_CODE_MODEL");
 }
 
 std::unique_ptr<LearnedModel> make_pretrained_model(const std::string& path, const ModelParams& params) {
   auto base = load_cost_model(path, params);
-  auto m = make_learned_model(base->name(), params);
+  ModelParams p = params.is_object() ? params : ModelParams::object();
+  if (base->uses_code_features()) p["code_features"] = true;  // the run's correction reads what the base reads
+  auto m = make_learned_model(base->name(), p);
   m->set_base(std::move(base));
   return m;
 }

@@ -67,7 +67,7 @@ class MlpModel : public LearnedModel {
     Vec sum = Vec::Zero(d), sq = Vec::Zero(d);
     size_t n_rows = 0;
     for (auto& s : samples)
-      for (auto& r : *s.features) {
+      for (auto& r : s.features->rows) {
         Eigen::Map<const Vec> x(r.data(), d);
         sum += x;
         sq += x.cwiseProduct(x);
@@ -92,7 +92,7 @@ class MlpModel : public LearnedModel {
     net_.b3 = 0;
     // Standardized rows of each program, as columns.
     std::vector<Mat> x(samples.size());
-    for (size_t i = 0; i < samples.size(); ++i) x[i] = standardize(*samples[i].features);
+    for (size_t i = 0; i < samples.size(); ++i) x[i] = standardize(samples[i].features->rows);
     // Programs grouped by workload: pairs are drawn within a group.
     std::unordered_map<std::string, std::vector<size_t>> groups;
     for (size_t i = 0; i < samples.size(); ++i) groups[samples[i].workload_key].push_back(i);
@@ -122,11 +122,11 @@ class MlpModel : public LearnedModel {
 
   std::vector<double> score(const std::vector<const ProgramFeatures*>& programs) override {
     size_t rows = 0;
-    for (auto* p : programs) rows += p->size();
+    for (auto* p : programs) rows += p->rows.size();
     Mat x(kFeatureLength, Eigen::Index(rows));
     size_t c = 0;
     for (auto* p : programs)
-      for (auto& r : *p) x.col(Eigen::Index(c++)) = Eigen::Map<const Vec>(r.data(), kFeatureLength);
+      for (auto& r : p->rows) x.col(Eigen::Index(c++)) = Eigen::Map<const Vec>(r.data(), kFeatureLength);
     x = (x.colwise() - net_.mean).array().colwise() * net_.inv_std.array();
     Mat h1 = ((net_.w1 * x).colwise() + net_.b1).cwiseMax(0.0f);
     Mat h2 = ((net_.w2 * h1).colwise() + net_.b2).cwiseMax(0.0f);
@@ -134,7 +134,7 @@ class MlpModel : public LearnedModel {
     std::vector<double> out(programs.size(), 0.0);
     c = 0;
     for (size_t i = 0; i < programs.size(); ++i)
-      for (size_t k = 0; k < programs[i]->size(); ++k) out[i] += double(s(Eigen::Index(c++)) + net_.b3);
+      for (size_t k = 0; k < programs[i]->rows.size(); ++k) out[i] += double(s(Eigen::Index(c++)) + net_.b3);
     return out;
   }
 
@@ -190,7 +190,7 @@ class MlpModel : public LearnedModel {
   }
 
  private:
-  Mat standardize(const ProgramFeatures& rows) const {
+  Mat standardize(const std::vector<std::vector<float>>& rows) const {
     Mat x(kFeatureLength, Eigen::Index(rows.size()));
     for (size_t c = 0; c < rows.size(); ++c)
       x.col(Eigen::Index(c)) = Eigen::Map<const Vec>(rows[c].data(), kFeatureLength);

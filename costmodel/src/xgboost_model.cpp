@@ -7,7 +7,8 @@
 //                 Ansor's pack-sum squared error as a custom objective: every round predicts the rows'
 //                 margins, sums them per program and boosts with grad = w * (sum - y), hess = w for each row
 //                 of the program (w = max(y, 0.05): good programs weigh more, as Ansor weights by y).
-//   XgbRank       "xgb-rank": one row per program (the sum of its store rows), rank:pairwise with one query
+//   XgbRank       "xgb-rank": one row per program (the sum of its store rows, then the code features of
+//                 code_features.h with "code_features": true), rank:pairwise with one query
 //                 group per workload; labels are normalized throughput. Fine-tunes on top of a pretrained
 //                 xgb-rank base through base_margin (the base's scores), as XgbPackSum through its offsets.
 #include <xgboost/c_api.h>
@@ -34,8 +35,8 @@ void xgb_check(int rc, const char* what) {
 /** Owns a DMatrix. */
 struct DMatrix {
   DMatrixHandle h = nullptr;
-  DMatrix(const std::vector<float>& data, size_t rows) {
-    xgb_check(XGDMatrixCreateFromMat(data.data(), rows, kFeatureLength, kMissing, &h), "XGDMatrixCreateFromMat");
+  DMatrix(const std::vector<float>& data, size_t rows, size_t width) {
+    xgb_check(XGDMatrixCreateFromMat(data.data(), rows, width, kMissing, &h), "XGDMatrixCreateFromMat");
   }
   ~DMatrix() {
     if (h) XGDMatrixFree(h);
@@ -79,12 +80,12 @@ class XgbBase : public LearnedModel {
   }
   void set(const char* k, const std::string& v) { xgb_check(XGBoosterSetParam(booster_, k, v.c_str()), k); }
 
-  /** Raw margins of rows (row-major, kFeatureLength floats each). */
-  std::vector<float> predict_rows(const std::vector<float>& data, size_t rows) const {
+  /** Raw margins of rows (row-major, width floats each). */
+  std::vector<float> predict_rows(const std::vector<float>& data, size_t rows, size_t width) const {
     if (rows == 0) return {};
     char iface[256];
-    std::snprintf(iface, sizeof iface, R"({"data":[%llu,true],"shape":[%zu,%d],"typestr":"<f4","version":3})",
-                  static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(data.data())), rows, int(kFeatureLength));
+    std::snprintf(iface, sizeof iface, R"({"data":[%llu,true],"shape":[%zu,%zu],"typestr":"<f4","version":3})",
+                  static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(data.data())), rows, width);
     static const char* config =
         R"({"type":1,"training":false,"cache_id":0,"iteration_begin":0,"iteration_end":0,"strict_shape":false,"missing":-3.0e38})";
     const bst_ulong* shape = nullptr;
@@ -130,12 +131,12 @@ class XgbPackSum : public XgbBase {
     std::vector<float> data;
     std::vector<uint32_t> program_of_row;
     for (size_t i = 0; i < samples.size(); ++i)
-      for (auto& r : *samples[i].features) {
+      for (auto& r : samples[i].features->rows) {
         data.insert(data.end(), r.begin(), r.end());
         program_of_row.push_back(uint32_t(i));
       }
     size_t rows = program_of_row.size();
-    DMatrix d(data, rows);
+    DMatrix d(data, rows, kFeatureLength);
     create(d.h);
     set("base_score", "0");
     set("min_child_weight", "0");
@@ -162,20 +163,23 @@ class XgbPackSum : public XgbBase {
   std::vector<double> score(const std::vector<const ProgramFeatures*>& programs) override {
     std::vector<float> data;
     for (auto* p : programs)
-      for (auto& r : *p) data.insert(data.end(), r.begin(), r.end());
-    std::vector<float> m = predict_rows(data, data.size() / kFeatureLength);
+      for (auto& r : p->rows) data.insert(data.end(), r.begin(), r.end());
+    std::vector<float> m = predict_rows(data, data.size() / kFeatureLength, kFeatureLength);
     std::vector<double> out(programs.size(), 0.0);
     size_t r = 0;
     for (size_t i = 0; i < programs.size(); ++i)
-      for (size_t k = 0; k < programs[i]->size(); ++k) out[i] += m[r++];
+      for (size_t k = 0; k < programs[i]->rows.size(); ++k) out[i] += m[r++];
     return out;
   }
 };
 
 class XgbRank : public XgbBase {
  public:
-  explicit XgbRank(const ModelParams& p) : XgbBase(p) {}
+  explicit XgbRank(const ModelParams& p) : XgbBase(p) {
+    if (p.is_object()) code_ = p.value("code_features", false);
+  }
   std::string name() const override { return "xgb-rank"; }
+  bool uses_code_features() const override { return code_; }
 
  protected:
   // Fine-tuning from a pretrained xgb-rank base: the base's scores (pairwise-logistic margins of the same
@@ -193,13 +197,13 @@ class XgbRank : public XgbBase {
     for (auto& [key, idx] : by_workload) {
       groups.push_back(unsigned(idx.size()));
       for (size_t i : idx) {
-        std::vector<float> s = sum_features(*samples[i].features);
+        std::vector<float> s = program_row(*samples[i].features);
         data.insert(data.end(), s.begin(), s.end());
         y.push_back(labels[i]);
         if (offsets) margin.push_back((*offsets)[i]);
       }
     }
-    DMatrix d(data, y.size());
+    DMatrix d(data, y.size(), width());
     d.set_float("label", y);
     if (offsets) d.set_float("base_margin", margin);
     xgb_check(XGDMatrixSetUIntInfo(d.h, "group", groups.data(), groups.size()), "group");
@@ -211,14 +215,27 @@ class XgbRank : public XgbBase {
 
   std::vector<double> score(const std::vector<const ProgramFeatures*>& programs) override {
     std::vector<float> data;
-    data.reserve(programs.size() * kFeatureLength);
+    data.reserve(programs.size() * width());
     for (auto* p : programs) {
-      std::vector<float> s = sum_features(*p);
+      std::vector<float> s = program_row(*p);
       data.insert(data.end(), s.begin(), s.end());
     }
-    std::vector<float> m = predict_rows(data, programs.size());
+    std::vector<float> m = predict_rows(data, programs.size(), width());
     return std::vector<double>(m.begin(), m.end());
   }
+
+ private:
+  size_t width() const { return kFeatureLength + (code_ ? kCodeFeatureLength : 0); }
+  /** The sum of the program's store rows, then its code features when the model reads them. */
+  std::vector<float> program_row(const ProgramFeatures& p) const {
+    std::vector<float> s = sum_features(p.rows);
+    if (code_) {
+      TESSEL_CHECK(p.code.size() == size_t(kCodeFeatureLength)) << "cost model xgb-rank: a program without code features";
+      s.insert(s.end(), p.code.begin(), p.code.end());
+    }
+    return s;
+  }
+  bool code_ = false;
 };
 
 }  // namespace

@@ -215,12 +215,12 @@ TEST_CASE("a learned model trains on GPU-scheduled candidates", "[costmodel][mod
   for (auto& c : cands) {
     auto f = std::make_shared<const ProgramFeatures>(extract_features(*w, c.trace));
     REQUIRE(!f->empty());
-    for (auto& r : *f)
+    for (auto& r : f->rows)
       for (float x : r) REQUIRE(std::isfinite(x));
-    if (!feats.empty()) varied |= gpu((*f)[0], kOccupancy) != gpu((*feats[0])[0], kOccupancy);
+    if (!feats.empty()) varied |= gpu(f->rows[0], kOccupancy) != gpu(feats[0]->rows[0], kOccupancy);
     // A synthetic throughput that the GPU group explains: occupancy, fewer waves, less uncoalesced traffic.
     double t = 1;
-    for (auto& r : *f) t += gpu(r, kOccupancy) - 0.2 * gpu(r, kUncoalesced) - 0.05 * gpu(r, kWaves);
+    for (auto& r : f->rows) t += gpu(r, kOccupancy) - 0.2 * gpu(r, kUncoalesced) - 0.05 * gpu(r, kWaves);
     samples.push_back({f, w->key, std::max(0.1, t) * 1e9});
     feats.push_back(f);
   }

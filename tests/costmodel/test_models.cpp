@@ -37,7 +37,7 @@ const Data& data() {
     d.cands = random_candidates(mm(), 300, 12345);
     for (auto& c : d.cands) {
       d.feats.push_back(std::make_shared<const ProgramFeatures>(extract_features(*mm(), c.trace)));
-      auto s = sum_features(*d.feats.back());
+      auto s = sum_features(d.feats.back()->rows);
       c.gflops = 1 + s[kLoopOffset + 6] + 0.5 * s[kLoopOffset + 8];
     }
     return d;
@@ -244,7 +244,7 @@ TEST_CASE("corrupt, foreign or mismatched model files are refused with what to d
 std::vector<Sample> other_rule(std::vector<double>* truth) {
   std::vector<Sample> other;
   for (size_t i = 100; i < 200; ++i) {
-    auto s = sum_features(*data().feats[i]);
+    auto s = sum_features(data().feats[i]->rows);
     double g = 1 + 4 * s[kLoopOffset + 12] + s[kComputeOffset + 13] * 0.01;
     other.push_back({data().feats[i], "other-workload", g * 1e9});
     truth->push_back(g);

@@ -43,6 +43,7 @@ TuneOptions fake_options(const std::string& db, std::vector<TuneTask> tasks, int
   o.db_path = db;
   o.batch_size = 8;
   o.remeasure_top = 0;
+  o.refine_model = "none";  // the loop's mechanics; the refine stage has its own tests (it compiles candidates)
   o.make_builder = [](const std::string&, int) { return std::make_unique<FakeBuilder>(); };
   o.make_runner = [rp](const std::string&) { return std::make_unique<FakeRunner>(rp); };
   return o;
@@ -170,10 +171,34 @@ class OracleModel : public costmodel::CostModel {
   std::string name() const override { return "oracle"; }
 };
 
-double best_after(const std::string& strategy, costmodel::CostModel* model, const SearchSpace& space, int trials) {
+// Knows nothing (equal scores) but says it is trained: the search's choice is then its population order.
+class FlatModel : public costmodel::CostModel {
+ public:
+  std::vector<double> predict(const std::vector<costmodel::Candidate>& c) override { return std::vector<double>(c.size(), 0.0); }
+  void update(const std::vector<costmodel::Candidate>&, const std::vector<double>&) override {}
+  bool trained() const override { return true; }
+  std::string name() const override { return "flat"; }
+};
+
+// The oracle as a refine model: counts what it is asked to score and what it learns from.
+class CountingOracle : public OracleModel {
+ public:
+  std::vector<double> predict(const std::vector<costmodel::Candidate>& c) override {
+    asked.push_back(c.size());
+    return OracleModel::predict(c);
+  }
+  void update(const std::vector<costmodel::Candidate>& c, const std::vector<double>&) override { learned += c.size(); }
+  std::vector<size_t> asked;
+  size_t learned = 0;
+};
+
+double best_after(const std::string& strategy, costmodel::CostModel* model, const SearchSpace& space, int trials,
+                  costmodel::CostModel* refine = nullptr, int shortlist = 4) {
   StrategyParams p;
   p.seed = 3;
+  p.refine_shortlist = shortlist;
   auto s = make_search_strategy(strategy, space, model, p);
+  if (refine) s->set_refine_model(refine);
   double best = 1e9;
   for (int done = 0; done < trials;) {
     auto b = s->propose(8);
@@ -202,6 +227,45 @@ TEST_CASE("model-guided strategies follow the model, random does not need one", 
   CHECK(evo < rnd);
   CHECK(sa < rnd);
   CHECK(evo < 1.3e-4);  // near the bottom of the fake time range [1e-4, 1e-3)
+}
+
+TEST_CASE("a refine model re-ranks the shortlist the cost model chose", "[tuner]") {
+  auto w = wl("matmul:M=64,N=64,K=64");
+  auto space = make_rule_space(w);
+  FlatModel flat;
+  CountingOracle refine;
+  double alone = best_after("evolutionary", &flat, *space, 48);
+  double refined = best_after("evolutionary", &flat, *space, 48, &refine, 8);
+  INFO("flat model alone " << alone << ", refined by the oracle " << refined);
+  CHECK(refined < alone);
+  // Each batch: the model-chosen part (8 minus the epsilon share, 0.05 x 8 rounds to 0) times the shortlist.
+  REQUIRE(!refine.asked.empty());
+  for (size_t n : refine.asked) CHECK(n == 64);
+  CHECK(refine.learned == 48);  // it learns every measurement, as the cost model does
+  // A shortlist of 1 leaves the choice to the cost model: the refine model is not asked.
+  CountingOracle unused;
+  CHECK(best_after("evolutionary", &flat, *space, 48, &unused, 1) == alone);
+  CHECK(unused.asked.empty());
+}
+
+TEST_CASE("the refine stage: cold or the shipped code model on x86-64 CPUs, none elsewhere", "[tuner]") {
+  const std::string x86 = "llvm -mtriple=x86_64-pc-linux-gnu";
+  CHECK(resolve_refine_model("none", "xgb", x86).empty());
+  CHECK(resolve_refine_model("auto", "random", x86).empty());  // unguided stays unguided
+  CHECK(resolve_refine_model("auto", "xgb", x86) == "cold");
+  CHECK(resolve_refine_model("auto", "xgb", "cuda").empty());
+  CHECK(resolve_refine_model("auto", "xgb", "llvm -mtriple=aarch64-linux-gnu").empty());
+  CHECK(resolve_refine_model("cold", "random", x86) == "cold");
+  CHECK_THROWS_WITH(resolve_refine_model("cold", "xgb", "cuda"), Catch::Contains("reads x86-64 code"));
+  CHECK_THROWS_WITH(resolve_refine_model("/nonexistent.model", "xgb", x86), Catch::Contains("is not a model file"));
+  // A pretrained cost model brings the shipped code model when there is one.
+  std::string pretrained = costmodel::pretrained_model_path();
+  std::string code = resolve_refine_model("auto", pretrained, x86);
+  CHECK((code == "cold" || code == costmodel::pretrained_code_model_path()));
+  setenv("TESSEL_PRETRAINED_CODE_MODEL", "/nonexistent/code.model", 1);
+  CHECK_THROWS_WITH(resolve_refine_model("auto", pretrained, x86), Catch::Contains("is not a file"));
+  CHECK_THROWS_WITH(resolve_refine_model("pretrained", "xgb", x86), Catch::Contains("is not a file"));
+  unsetenv("TESSEL_PRETRAINED_CODE_MODEL");
 }
 
 TEST_CASE("tuning loop: budget, database records, determinism", "[tuner]") {

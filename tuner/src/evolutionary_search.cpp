@@ -2,7 +2,9 @@
 // measured candidates and random samples evolves for a few generations by mutation (tile sizes,
 // compute locations, parallel/unroll/vector choices are all knobs) and crossover, selected by model
 // score; a batch is the best-scored unseen members, with an epsilon share of random candidates
-// (exploration). Invalid children are rejected before measurement (make_trace fails).
+// (exploration). Invalid children are rejected before measurement (make_trace fails). With a refine
+// model (SearchStrategy::set_refine_model), the model-chosen part of a batch is the best of a shortlist
+// refine_shortlist times as large, re-ranked by that model.
 #include <algorithm>
 #include <numeric>
 
@@ -23,20 +25,29 @@ class EvolutionarySearch : public StrategyBase {
     if (n_random < n) {
       std::vector<Candidate> pop = initial_population(&taken);
       for (int g = 0; g < p_.generations && !pop.empty(); ++g) pop = next_generation(pop);
-      // Best-scored members not measured before.
+      // Best-scored members not measured before; with a trained refine model, a shortlist of
+      // refine_shortlist times as many, re-ranked by it.
+      int want = n - n_random;
+      bool refining = refine_ && refine_->trained() && p_.refine_shortlist > 1;
+      size_t listed = size_t(want) * size_t(refining ? p_.refine_shortlist : 1);
       std::vector<double> sc = score(pop);
       std::vector<size_t> idx(pop.size());
       std::iota(idx.begin(), idx.end(), 0);
       std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return sc[a] > sc[b]; });
-      std::set<std::string> in_batch;
+      std::set<std::string> in_list;
+      std::vector<Candidate> shortlist;
       for (size_t i : idx) {
-        if (int(out.size()) >= n - n_random) break;
-        if (!fresh(pop[i]) || in_batch.count(pop[i].trace_hash)) continue;
-        in_batch.insert(pop[i].trace_hash);
-        seen_.insert(pop[i].trace_hash);
-        out.push_back(pop[i]);
+        if (shortlist.size() >= listed) break;
+        if (!fresh(pop[i]) || in_list.count(pop[i].trace_hash)) continue;
+        in_list.insert(pop[i].trace_hash);
+        shortlist.push_back(pop[i]);
       }
-      taken.insert(in_batch.begin(), in_batch.end());
+      if (refining && int(shortlist.size()) > want) shortlist = best_by(*refine_, shortlist, size_t(want));
+      for (auto& c : shortlist) {
+        seen_.insert(c.trace_hash);
+        taken.insert(c.trace_hash);
+        out.push_back(std::move(c));
+      }
     }
     auto rnd = sample(n - int(out.size()), &taken);
     out.insert(out.end(), rnd.begin(), rnd.end());
@@ -46,6 +57,18 @@ class EvolutionarySearch : public StrategyBase {
   std::string name() const override { return "evolutionary"; }
 
  private:
+  /** The k best of c by model m's scores (stable: ties keep the first model's order). */
+  std::vector<Candidate> best_by(costmodel::CostModel& m, std::vector<Candidate> c, size_t k) const {
+    std::vector<costmodel::Candidate> mc;
+    for (auto& x : c) mc.push_back({&space_.workload(), &x.trace});
+    std::vector<double> s = m.predict(mc);
+    std::vector<size_t> idx(c.size());
+    std::iota(idx.begin(), idx.end(), 0);
+    std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return s[a] > s[b]; });
+    std::vector<Candidate> out;
+    for (size_t i = 0; i < idx.size() && out.size() < k; ++i) out.push_back(std::move(c[idx[i]]));
+    return out;
+  }
   std::vector<Candidate> initial_population(std::set<std::string>*) {
     std::vector<Candidate> pop;
     std::vector<const Measured*> best;

@@ -19,6 +19,8 @@ class StrategyBase : public SearchStrategy {
     suggested_.insert(suggested_.end(), knobs.begin(), knobs.end());
   }
 
+  void set_refine_model(costmodel::CostModel* model) override { refine_ = model; }
+
   void observe(const std::vector<Candidate>& c, const std::vector<double>& t) override {
     for (size_t i = 0; i < c.size(); ++i) {
       seen_.insert(c[i].trace_hash);
@@ -27,6 +29,7 @@ class StrategyBase : public SearchStrategy {
     std::vector<costmodel::Candidate> mc;
     for (auto& x : c) mc.push_back({&space_.workload(), &x.trace});
     if (model_) model_->update(mc, t);
+    if (refine_) refine_->update(mc, t);
   }
 
  protected:
@@ -103,6 +106,7 @@ class StrategyBase : public SearchStrategy {
 
   const SearchSpace& space_;
   costmodel::CostModel* model_;
+  costmodel::CostModel* refine_ = nullptr;  // set_refine_model
   StrategyParams p_;
   std::mt19937_64 rng_;
   std::set<std::string> seen_;

@@ -61,6 +61,7 @@ struct TaskRun {
   TuneTask task;
   std::unique_ptr<SearchSpace> space;
   std::unique_ptr<costmodel::CostModel> model;
+  std::unique_ptr<costmodel::CostModel> refine;  // null: no refine stage
   std::unique_ptr<SearchStrategy> strategy;
   std::string signature;
   TaskSummary summary;
@@ -86,6 +87,20 @@ std::unique_ptr<costmodel::CostModel> make_model(const std::string& name, uint64
   return costmodel::make_cost_model(name, p);
 }
 
+// The refine model (resolve_refine_model's result): a cold xgb-rank that reads code features, or a file.
+// It shares the run's warm-up and retraining parameters with the cost model.
+std::unique_ptr<costmodel::CostModel> make_refine_model(const std::string& name, uint64_t seed,
+                                                        const nlohmann::json& extra) {
+  costmodel::ModelParams p = {{"seed", seed}, {"nthread", 1}};
+  for (const char* k : {"min_samples", "retrain_ratio", "retrain_samples"})
+    if (extra.is_object() && extra.contains(k)) p[k] = extra[k];
+  if (name == "cold") {
+    p["code_features"] = true;
+    return costmodel::make_cost_model("xgb-rank", p);
+  }
+  return costmodel::make_pretrained_model(name, p);
+}
+
 class Tuning {
  public:
   Tuning(const TuneOptions& o, const ProgressFn& progress) : o_(o), progress_(progress) {
@@ -93,8 +108,10 @@ class Tuning {
     TESSEL_CHECK(o.trials >= 0) << "--trials must be >= 0";
     TESSEL_CHECK(o.batch_size >= 1) << "batch size must be >= 1";
     TESSEL_CHECK(o.transfer_seeds >= 0) << "--transfer-seeds must be >= 0";
+    TESSEL_CHECK(o.strategy_params.refine_shortlist >= 1) << "--refine-shortlist must be >= 1";
     target_ = codegen::Target::parse(o.target).to_string();
     cost_model_ = resolve_cost_model(o.cost_model, o.target);  // once: every task and the settings use it
+    refine_model_ = resolve_refine_model(o.refine_model, cost_model_, o.target);
     db_ = records::open_database(o.db_path);
     scheduler_ = make_task_scheduler(o.scheduler);
     auto names = search_strategy_names();
@@ -131,6 +148,13 @@ class Tuning {
       auto hashes = db_->trace_hashes(t.workload->key, target_);
       r.strategy = make_search_strategy(o.strategy, *r.space, r.model.get(), sp,
                                         std::set<std::string>(hashes.begin(), hashes.end()));
+      codegen::Target code_target = codegen::Target::parse(target_);
+      r.model->set_code_target(code_target);
+      if (!refine_model_.empty() && !r.model->uses_code_features()) {  // a model that reads the code needs no refiner
+        r.refine = make_refine_model(refine_model_, seed, o.model_params);
+        r.refine->set_code_target(code_target);
+        r.strategy->set_refine_model(r.refine.get());
+      }
       runs_.push_back(std::move(r));
     }
   }
@@ -139,6 +163,7 @@ class Tuning {
     start_ = clock_type::now();
     nlohmann::json settings = {{"strategy", o_.strategy},
                                {"cost_model", cost_model_},
+                               {"refine_model", refine_model_.empty() ? "none" : refine_model_},
                                {"scheduler", o_.scheduler},
                                {"seed", o_.seed},
                                {"trials", o_.trials},
@@ -388,6 +413,8 @@ class Tuning {
   ProgressFn progress_;
   std::string target_;
   std::string cost_model_;  // o_.cost_model resolved ("auto" -> the model used)
+  std::string refine_model_;  // o_.refine_model resolved ("" = none)
+
   nlohmann::json fingerprint_ = records::host_fingerprint();
   std::unique_ptr<records::Database> db_;
   std::unique_ptr<TaskScheduler> scheduler_;
@@ -414,6 +441,33 @@ std::string resolve_cost_model(const std::string& name, const std::string& targe
   } catch (const UserError&) {
     return "xgb";  // a build without the shipped file: learn from this run alone
   }
+}
+
+std::string resolve_refine_model(const std::string& name, const std::string& cost_model, const std::string& target_text) {
+  if (name == "none") return "";
+  static const char* kValues = "none, auto, cold, pretrained or a model file";
+  codegen::Target target = codegen::Target::parse(target_text);
+  bool readable = costmodel::code_features_supported(target);
+  if (name == "auto") {
+    if (!readable || cost_model == "random") return "";
+    std::error_code ec;
+    bool pretrained = cost_model == "pretrained" || std::filesystem::is_regular_file(cost_model, ec);
+    if (!pretrained) return "cold";
+    if (std::getenv("TESSEL_PRETRAINED_CODE_MODEL")) return costmodel::pretrained_code_model_path();  // wrong: an error
+    try {
+      return costmodel::pretrained_code_model_path();
+    } catch (const UserError&) {
+      return "cold";
+    }
+  }
+  TESSEL_CHECK(readable) << "--refine-model " << name << ": the refine stage reads x86-64 code and the target is "
+                         << target.to_string() << "; use --refine-model none";
+  if (name == "cold") return name;
+  if (name == "pretrained") return costmodel::pretrained_code_model_path();
+  std::error_code ec;
+  TESSEL_CHECK(std::filesystem::is_regular_file(name, ec))
+      << "--refine-model '" << name << "' is not a model file (values: " << kValues << ")";
+  return name;
 }
 
 }  // namespace tessel::tuner

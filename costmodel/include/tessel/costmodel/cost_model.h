@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "tessel/codegen/target.h"
 #include "tessel/schedule/step.h"
 #include "tessel/workload/workload.h"
 
@@ -37,6 +38,11 @@ class CostModel {
   virtual void load(const std::string& path);
   /** Measured samples the model holds (0 for models that do not learn). */
   virtual size_t num_samples() const { return 0; }
+  /** Whether the model reads the features of the compiled code (code_features.h): every candidate it
+   *  scores or learns from is compiled once. */
+  virtual bool uses_code_features() const { return false; }
+  /** The target candidates are compiled for when the model reads code features (default: this machine). */
+  virtual void set_code_target(const codegen::Target& target) { (void)target; }
 };
 
 /** Knobs of the models: JSON object (model-specific keys; "seed" for every model). */

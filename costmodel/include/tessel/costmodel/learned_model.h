@@ -11,13 +11,20 @@
 #include <unordered_map>
 #include <vector>
 
+#include "tessel/codegen/target.h"
+#include "tessel/costmodel/code_features.h"
 #include "tessel/costmodel/cost_model.h"
 #include "tessel/costmodel/features.h"
 
 namespace tessel::costmodel {
 
-/** Feature rows of one program (one row per store); empty = the candidate is invalid. */
-using ProgramFeatures = std::vector<std::vector<float>>;
+/** Features of one program: a loop-nest row per store (features.h) and, for models that read them, the
+ *  features of its compiled code (code_features.h). */
+struct ProgramFeatures {
+  std::vector<std::vector<float>> rows;  // empty = the candidate is invalid
+  std::vector<float> code;               // empty = not extracted (the model does not read them) or no code
+  bool empty() const { return rows.empty(); }
+};
 
 /** One measured program: its rows, workload key (labels are normalized per workload) and throughput. */
 struct Sample {
@@ -57,10 +64,22 @@ class LearnedModel : public CostModel {
   void update_samples(const std::vector<Sample>& samples);
   /** Fits on all samples now (ignores the retraining thresholds; needs at least one sample). */
   void fit_now();
-  /** The rows of a candidate, from the cache when seen before (shared, never null). */
+  /** The features of a candidate, from the cache when seen before (shared, never null). */
   std::shared_ptr<const ProgramFeatures> features_of(const Candidate& c);
+  /** features_of for many; those not cached are extracted on parallel threads when the model reads code
+   *  features (a compile each). */
+  std::vector<std::shared_ptr<const ProgramFeatures>> features_of(const std::vector<Candidate>& c);
+  /** Code features: xgb-rank with "code_features": true reads them. The feature cache is cleared when the
+   *  target changes. */
+  bool uses_code_features() const override { return false; }
+  void set_code_target(const codegen::Target& t) override {
+    code_target_ = t;
+    cache_.clear();
+  }
+  const codegen::Target& code_target() const { return code_target_; }
 
-  /** Starts from a trained model (a pretrained one) of the same kind (another kind is refused): until this
+  /** Starts from a trained model (a pretrained one) of the same kind and the same use of code features
+   *  (another is refused): until this
    *  model has fitted its own samples it predicts with base; afterwards models that fit residuals
    *  (fits_residuals(): "xgb", "xgb-rank") learn what base gets wrong on this data and predict base + own,
    *  and the others ("mlp") predict with their own fit alone.
@@ -87,19 +106,25 @@ class LearnedModel : public CostModel {
 
  private:
   void maybe_fit();
+  /** Rows (and code features when the model reads them) of a candidate, not cached. */
+  ProgramFeatures extract(const Candidate& c) const;
+  /** Whether p can be scored and learned from (rows, and code features when the model reads them). */
+  bool usable(const ProgramFeatures& p) const { return !p.empty() && (!uses_code_features() || !p.code.empty()); }
 
   std::vector<Sample> samples_;
   size_t fitted_at_ = 0;  // samples_.size() at the last fit
   bool fitted_ = false;
   std::unordered_map<std::string, std::shared_ptr<const ProgramFeatures>> cache_;
   std::unique_ptr<LearnedModel> base_;
+  codegen::Target code_target_ = codegen::Target::host();
 };
 
 /** make_cost_model for the learned models ("xgb", "xgb-rank", "mlp"), with their feature-level API. */
 std::unique_ptr<LearnedModel> make_learned_model(const std::string& name, const ModelParams& params = {});
 
-/** Loads a saved learned model of whatever kind the file says (xgb, xgb-rank, mlp). Throws UserError with
- *  what to do for an unreadable, foreign, damaged or mismatched (feature version) file. */
+/** Loads a saved learned model of whatever kind the file says (xgb, xgb-rank, mlp; with code features when
+ *  the file was trained on them). Throws UserError with what to do for an unreadable, foreign, damaged or
+ *  mismatched (feature version) file. */
 std::unique_ptr<LearnedModel> load_cost_model(const std::string& path, const ModelParams& params = {});
 
 /** A fresh model of the file's kind that starts from the saved model as its base (set_base): what
@@ -112,6 +137,10 @@ std::unique_ptr<LearnedModel> make_pretrained_model(const std::string& path, con
  *  binary's bin/ (installed), else the source tree's copy (build tree). Throws UserError naming the places
  *  it looked when there is none. `tessel tune --cost-model pretrained` starts from it. */
 std::string pretrained_model_path();
+/** The shipped pretrained xgb-rank model that reads code features (cpu-x86_64.code.model, the refine
+ *  stage of `tessel tune`; scripts/train-costmodel): $TESSEL_PRETRAINED_CODE_MODEL when set, else found
+ *  like pretrained_model_path. Throws UserError naming the places it looked when there is none. */
+std::string pretrained_code_model_path();
 
 /** Signature on the first line of every saved cost-model file; the format version follows it. */
 constexpr const char* kModelFileSignature = "TESSEL-COSTMODEL";

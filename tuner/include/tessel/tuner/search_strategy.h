@@ -28,6 +28,8 @@ struct StrategyParams {
   int max_sample_tries = 64;   // invalid or already-seen samples tolerated per wanted candidate
   int annealing_steps = 200;   // annealing: steps per batch
   double annealing_temperature = 1.0;
+  int refine_shortlist = 4;    // evolutionary with a refine model: it re-ranks this many x the model-chosen
+                               // part of a batch (the best by the first model) and the best of those are proposed
 };
 
 class SearchStrategy {
@@ -41,6 +43,10 @@ class SearchStrategy {
    *  configurations of similar workloads, mapped into this space); invalid or already-seen ones are skipped. The evolutionary and
    *  annealing strategies take them; random and grid search ignore them. */
   virtual void suggest(const std::vector<KnobValues>& knobs) { (void)knobs; }
+  /** A second, slower and more accurate model (one that reads the compiled code: costmodel/code_features.h)
+   *  that re-ranks the shortlist the first model chose before a batch is proposed, once it is trained; it
+   *  learns from observe() as the first model does. The evolutionary strategy uses it; others ignore it. */
+  virtual void set_refine_model(costmodel::CostModel* model) { (void)model; }
   /** True when the strategy cannot produce new candidates (grid done, space exhausted). */
   virtual bool exhausted() const = 0;
   virtual std::string name() const = 0;

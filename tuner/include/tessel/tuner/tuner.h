@@ -33,6 +33,12 @@ struct TuneOptions {
   // A model name ("random", "xgb", "xgb-rank", "mlp", "pretrained"), a saved model file to start from, or
   // "auto": the shipped pretrained model on x86-64 CPU targets (when found), else "xgb".
   std::string cost_model = "auto";
+  // The refine stage (SearchStrategy::set_refine_model): a model that reads the compiled code re-ranks the
+  // shortlist the cost model chose. "none"; "cold" (an xgb-rank with code features learning from this
+  // run); "pretrained" (the shipped cpu-x86_64.code.model); a saved model file; or "auto": none when the
+  // cost model is random or the target is not an x86-64 CPU, the shipped one when the cost model is a
+  // pretrained file and it is found, else cold.
+  std::string refine_model = "auto";
   nlohmann::json model_params = nlohmann::json::object();  // cost-model parameters (docs/costmodel.md), e.g.
                                                            // {"min_samples": 16}; seed and nthread set by tune
   bool transfer = false;              // also learn from the database's records of other workloads (same target)
@@ -81,6 +87,11 @@ using ProgressFn = std::function<void(const TuneSummary& now, double eta_s)>;
  *  shipped pretrained model's path on x86-64 CPU targets when it is found (costmodel::pretrained_model_path;
  *  a TESSEL_PRETRAINED_MODEL that is not a file is an error) and "xgb" otherwise. */
 std::string resolve_cost_model(const std::string& name, const std::string& target);
+
+/** The refine model a run uses for TuneOptions::refine_model, given the resolved cost model: "" (none),
+ *  "cold", or a model file's path. Throws UserError for an unknown value, or a refine model asked for on
+ *  a target whose code cannot be read (not an x86-64 CPU). */
+std::string resolve_refine_model(const std::string& name, const std::string& cost_model, const std::string& target);
 
 /** Runs the loop. Throws UserError for bad options (unknown strategy, unreadable database, ...). */
 TuneSummary tune(const TuneOptions& options, const ProgressFn& progress = {});

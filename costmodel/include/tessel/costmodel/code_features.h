@@ -1,0 +1,40 @@
+// Features of a candidate's compiled code (x86-64): what LLVM made of the loop nest after O3. The loop
+// nest's features (features.h) say which loops are unrolled and vectorized; only the machine code says
+// whether the accumulator tile stayed in registers, how many loads and spills feed each FMA and how wide
+// the FMAs came out, which is what orders the good schedules of a workload (docs/costmodel.md).
+// One row per program, read from the assembly text of its hot loop: the innermost loop (a backward
+// branch with no other inside it) with the most floating-point operations per iteration.
+// Costs one compile (lower + LLVM O3 + instruction selection, ~70 ms for a 512^3 matmul), so the models
+// use it to re-rank a shortlist (the search's refine stage), not to screen thousands of candidates.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "tessel/codegen/target.h"
+#include "tessel/schedule/step.h"
+#include "tessel/workload/workload.h"
+
+namespace tessel::costmodel {
+
+/** Version of the layout below; models trained with code features record it. */
+constexpr int kCodeFeatureVersion = 1;
+/** Floats per program. */
+constexpr int kCodeFeatureLength = 16;
+
+/** One name per code feature (e.g. "hot_fma"); size kCodeFeatureLength. */
+const std::vector<std::string>& code_feature_names();
+
+/** The features of x86-64 assembly text in AT&T syntax (as LLVM prints it), log2(1 + x) of each value.
+ *  Text without instructions gives zeros. */
+std::vector<float> code_features_from_assembly(const std::string& assembly);
+
+/** True when code features can be read for target (x86-64 CPUs). */
+bool code_features_supported(const codegen::Target& target);
+
+/** Compiles the candidate for target (the trace applied to Schedule(w.outputs), lower::lower, LLVM O3)
+ *  and returns code_features_from_assembly of it; empty when the trace does not apply or lower, or the
+ *  target is not supported. Thread-safe (each compile has its own LLVM context). */
+std::vector<float> code_features(const workload::Workload& w, const std::vector<schedule::Step>& trace,
+                                 const codegen::Target& target);
+
+}  // namespace tessel::costmodel

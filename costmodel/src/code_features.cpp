@@ -1,0 +1,193 @@
+// Code features: a reader of x86-64 AT&T assembly (LLVM's output) that finds the hot loop and counts
+// what feeds its floating-point work.
+//
+// Guide:
+//   parse            local labels (".LBB2_5:") and instructions (tab, mnemonic, operands; comments dropped)
+//   loops            a jump to a label at or before it closes a loop [label, jump]; innermost = no other
+//                    loop strictly inside
+//   hot loop         the innermost loop with the most FLOPs per iteration (FMA: 2 x lanes; add, sub, mul,
+//                    div, min, max: lanes; lanes = register bytes / element bytes, 1 for scalar ss/sd)
+//   memory           an operand with "(": a store when it is the last operand (AT&T: destination), else a
+//                    load; lea and prefetch are not accesses; rsp/rbp-relative ones are stack (spills)
+#include "tessel/costmodel/code_features.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <sstream>
+
+#include "tessel/codegen/aot.h"
+#include "tessel/lower/lower.h"
+#include "tessel/schedule/schedule.h"
+
+namespace tessel::costmodel {
+
+namespace {
+
+enum CodeFeature {
+  kInstructions,      // instructions in the whole text
+  kLoops,             // loops (backward branches)
+  kHotFlops,          // FLOPs per iteration of the hot loop
+  kHotInstructions,   // its instructions
+  kHotFma,            // its FMA instructions
+  kHotFmaLanes,       // lanes of its widest FMA
+  kHotLoads,          // instructions reading memory
+  kHotStores,         // instructions writing memory
+  kHotStack,          // stack accesses (spills and reloads)
+  kHotBroadcasts,     // vbroadcast*
+  kHotScalarFloat,    // scalar float arithmetic (ss/sd)
+  kHotGathers,        // vgather*
+  kFlopsPerInstruction,
+  kFlopsPerLoad,      // FLOPs / max(1, loads)
+  kFlopsPerStore,     // FLOPs / max(1, stores)
+  kHotVectorArith,    // float arithmetic other than FMA
+};
+
+struct Instruction {
+  std::string mnemonic, operands;
+};
+
+bool starts_with(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
+
+/** Lanes of a float instruction: its widest register's bytes over the element size (suffix ps/pd/ph), 1
+ *  for scalar (ss/sd/sh). */
+int lanes_of(const Instruction& in) {
+  const std::string& m = in.mnemonic;
+  if (m.size() < 2) return 1;
+  std::string suf = m.substr(m.size() - 2);
+  if (suf == "ss" || suf == "sd" || suf == "sh") return 1;
+  int elem = suf == "pd" ? 8 : suf == "ph" ? 2 : 4;
+  const std::string& o = in.operands;
+  int reg = o.find("%zmm") != std::string::npos ? 64 : o.find("%ymm") != std::string::npos ? 32 : 16;
+  return reg / elem;
+}
+
+bool is_fma(const std::string& m) {
+  return starts_with(m, "vfmadd") || starts_with(m, "vfmsub") || starts_with(m, "vfnmadd") || starts_with(m, "vfnmsub");
+}
+
+bool is_float_arith(const std::string& m) {
+  static const char* kOps[] = {"vadd", "vsub", "vmul", "vdiv", "vmax", "vmin", "add", "sub", "mul", "div", "max", "min"};
+  if (m.size() < 3) return false;
+  std::string suf = m.substr(m.size() - 2);
+  if (suf != "ps" && suf != "pd" && suf != "ss" && suf != "sd") return false;
+  for (const char* op : kOps)
+    if (starts_with(m, op) && m.size() == std::char_traits<char>::length(op) + 2) return true;
+  return false;
+}
+
+/** Instructions, and the instruction index each label points at. */
+void parse(const std::string& text, std::vector<Instruction>* ins, std::map<std::string, size_t>* labels) {
+  std::istringstream is(text);
+  std::string line;
+  while (std::getline(is, line)) {
+    if (line.empty()) continue;
+    if (line[0] != '\t' && line[0] != ' ') {  // a local label (".LBB0_3:"); function symbols are not loop heads
+      if (line[0] == '.' && line.back() == ':') (*labels)[line.substr(0, line.size() - 1)] = ins->size();
+      continue;
+    }
+    size_t b = line.find_first_not_of(" \t");
+    if (b == std::string::npos || line[b] == '.' || line[b] == '#') continue;  // directive or comment
+    size_t e = line.find_first_of(" \t", b);
+    Instruction in{line.substr(b, e == std::string::npos ? std::string::npos : e - b), ""};
+    if (e != std::string::npos) {
+      size_t ob = line.find_first_not_of(" \t", e);
+      if (ob != std::string::npos) in.operands = line.substr(ob);
+      size_t c = in.operands.find('#');
+      if (c != std::string::npos) in.operands.erase(c);
+      while (!in.operands.empty() && std::isspace(static_cast<unsigned char>(in.operands.back()))) in.operands.pop_back();
+    }
+    ins->push_back(std::move(in));
+  }
+}
+
+}  // namespace
+
+const std::vector<std::string>& code_feature_names() {
+  static const std::vector<std::string> names = {
+      "instructions", "loops",       "hot_flops",        "hot_instructions", "hot_fma",       "hot_fma_lanes",
+      "hot_loads",    "hot_stores",  "hot_stack",        "hot_broadcasts",   "hot_scalar_float", "hot_gathers",
+      "flops_per_instruction", "flops_per_load", "flops_per_store", "hot_vector_arith"};
+  return names;
+}
+
+std::vector<float> code_features_from_assembly(const std::string& assembly) {
+  std::vector<Instruction> ins;
+  std::map<std::string, size_t> labels;
+  parse(assembly, &ins, &labels);
+  struct Loop {
+    size_t begin, end;  // instruction indices, inclusive
+  };
+  std::vector<Loop> loops;
+  for (size_t i = 0; i < ins.size(); ++i) {
+    if (ins[i].mnemonic.empty() || ins[i].mnemonic[0] != 'j') continue;
+    auto it = labels.find(ins[i].operands);
+    if (it != labels.end() && it->second <= i) loops.push_back({it->second, i});
+  }
+  std::vector<double> f(kCodeFeatureLength, 0.0);
+  f[kInstructions] = double(ins.size());
+  f[kLoops] = double(loops.size());
+  double best_flops = -1;
+  for (const Loop& l : loops) {
+    bool innermost = std::none_of(loops.begin(), loops.end(), [&](const Loop& o) {
+      return &o != &l && o.begin >= l.begin && o.end <= l.end && o.end - o.begin < l.end - l.begin;
+    });
+    if (!innermost) continue;
+    std::vector<double> h(kCodeFeatureLength, 0.0);
+    for (size_t i = l.begin; i <= l.end; ++i) {
+      const Instruction& in = ins[i];
+      const std::string& m = in.mnemonic;
+      if (is_fma(m)) {
+        int lanes = lanes_of(in);
+        h[kHotFma] += 1;
+        h[kHotFlops] += 2.0 * lanes;
+        h[kHotFmaLanes] = std::max(h[kHotFmaLanes], double(lanes));
+        if (lanes == 1) h[kHotScalarFloat] += 1;
+      } else if (is_float_arith(m)) {
+        int lanes = lanes_of(in);
+        h[kHotFlops] += lanes;
+        h[kHotVectorArith] += 1;
+        if (lanes == 1) h[kHotScalarFloat] += 1;
+      }
+      if (starts_with(m, "vgather")) h[kHotGathers] += 1;
+      if (starts_with(m, "vbroadcast")) h[kHotBroadcasts] += 1;
+      if (in.operands.find('(') != std::string::npos && !starts_with(m, "lea") && !starts_with(m, "prefetch")) {
+        size_t comma = in.operands.rfind(',');
+        std::string last = comma == std::string::npos ? in.operands : in.operands.substr(comma + 1);
+        bool store = last.find('(') != std::string::npos && !starts_with(m, "cmp") && !starts_with(m, "test");
+        h[store ? kHotStores : kHotLoads] += 1;
+        if (in.operands.find("(%rsp)") != std::string::npos || in.operands.find("(%rbp)") != std::string::npos)
+          h[kHotStack] += 1;
+      }
+    }
+    if (h[kHotFlops] <= best_flops) continue;
+    best_flops = h[kHotFlops];
+    double n = double(l.end - l.begin + 1);
+    for (int k = kHotFlops; k < kCodeFeatureLength; ++k) f[k] = h[k];
+    f[kHotInstructions] = n;
+    f[kFlopsPerInstruction] = h[kHotFlops] / n;
+    f[kFlopsPerLoad] = h[kHotFlops] / std::max(1.0, h[kHotLoads]);
+    f[kFlopsPerStore] = h[kHotFlops] / std::max(1.0, h[kHotStores]);
+  }
+  std::vector<float> out(kCodeFeatureLength);
+  for (int k = 0; k < kCodeFeatureLength; ++k) out[k] = float(std::log2(1.0 + std::max(0.0, f[k])));
+  return out;
+}
+
+bool code_features_supported(const codegen::Target& target) {
+  return !target.is_cuda() && starts_with(target.triple, "x86_64");
+}
+
+std::vector<float> code_features(const workload::Workload& w, const std::vector<schedule::Step>& trace,
+                                 const codegen::Target& target) {
+  if (!code_features_supported(target)) return {};
+  try {
+    schedule::Schedule s(w.outputs);
+    if (!s.apply_all(trace).is_ok()) return {};
+    return code_features_from_assembly(codegen::emit_assembly(lower::lower(s, w.args(), "features"), target));
+  } catch (const std::exception&) {
+    return {};  // the candidate does not lower or compile: the models score it last
+  }
+}
+
+}  // namespace tessel::costmodel

@@ -1,0 +1,199 @@
+// Code features: the assembly reader on hand-written x86-64 text (hot-loop choice, counts by kind), and on
+// real compiles of a naive and a register-tiled, vectorized matmul; the xgb-rank model that reads them
+// (fit, file header, refusal of a file read without them).
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "candidates.h"
+#include "tessel/costmodel/code_features.h"
+#include "tessel/costmodel/learned_model.h"
+#include "tessel/schedule/schedule.h"
+#include "tessel/support/error.h"
+
+using namespace tessel;
+using namespace tessel::costmodel;
+
+namespace {
+
+float lg(double x) { return float(std::log2(1 + x)); }
+size_t at(const char* name) {
+  const auto& n = code_feature_names();
+  size_t i = size_t(std::find(n.begin(), n.end(), name) - n.begin());
+  REQUIRE(i < n.size());
+  return i;
+}
+
+// An outer loop (.LBB0_1) around two innermost loops: a scalar one (.LBB0_2: one vaddss) and the hot one
+// (.LBB0_3: three zmm FMAs, a broadcast from memory, a vector load, a spill reload and a store).
+const char* kAsm = R"(	.text
+	.globl	k
+k:
+	xorl	%eax, %eax
+.LBB0_1:
+	movq	%rax, %rcx
+.LBB0_2:
+	vaddss	(%rdi,%rcx,4), %xmm0, %xmm0
+	incq	%rcx
+	cmpq	$64, %rcx
+	jne	.LBB0_2
+	leaq	(%rsi,%rax), %rdx
+.LBB0_3:
+	vbroadcastss	(%rdx), %zmm1
+	vmovups	64(%rsi,%rcx), %zmm2
+	vfmadd231ps	%zmm1, %zmm2, %zmm3
+	vfmadd231ps	%zmm1, %zmm2, %zmm4    # a comment (%rsp)
+	vmovups	-48(%rsp), %zmm5
+	vfmadd231ps	%zmm5, %zmm2, %zmm5
+	vmovups	%zmm3, (%r8)
+	addq	$4, %rdx
+	cmpq	%r9, %rdx
+	jb	.LBB0_3
+	incq	%rax
+	cmpq	$8, %rax
+	jne	.LBB0_1
+	retq
+)";
+
+const workload::Workload& mm64() {
+  static workload::Workload w = workload::from_spec("matmul:M=64,N=64,K=64");
+  return w;
+}
+
+// i.o, j.o, k, i.i (4, unrolled), j.i (16, vectorized): a 4 x 16 accumulator tile across k.
+std::vector<schedule::Step> register_tiled() {
+  schedule::Schedule s(mm64().outputs);
+  auto n = s.leaf_names("C");
+  auto t = s.tile("C", n[0], n[1], 4, 16);
+  s.reorder("C", {t[0], t[1], n[2], t[2], t[3]});
+  s.vectorize("C", t[3]);
+  s.unroll("C", t[2]);
+  return s.trace();
+}
+
+}  // namespace
+
+TEST_CASE("code features: layout named and versioned", "[costmodel][code]") {
+  CHECK(kCodeFeatureVersion == 1);
+  const auto& n = code_feature_names();
+  REQUIRE(int(n.size()) == kCodeFeatureLength);
+  CHECK(std::set<std::string>(n.begin(), n.end()).size() == n.size());
+  CHECK(n[0] == "instructions");
+  CHECK(n[4] == "hot_fma");
+}
+
+TEST_CASE("code features: the hot loop of hand-written assembly", "[costmodel][code]") {
+  auto f = code_features_from_assembly(kAsm);
+  REQUIRE(int(f.size()) == kCodeFeatureLength);
+  CHECK(f[at("instructions")] == Approx(lg(21)));
+  CHECK(f[at("loops")] == Approx(lg(3)));
+  // The hot loop is .LBB0_3 (96 FLOPs), not the scalar .LBB0_2 (1 FLOP) nor the outer .LBB0_1.
+  CHECK(f[at("hot_instructions")] == Approx(lg(10)));
+  CHECK(f[at("hot_fma")] == Approx(lg(3)));
+  CHECK(f[at("hot_flops")] == Approx(lg(3 * 2 * 16)));
+  CHECK(f[at("hot_fma_lanes")] == Approx(lg(16)));
+  CHECK(f[at("hot_loads")] == Approx(lg(3)));   // broadcast, vector load, reload (cmpq reads no memory here)
+  CHECK(f[at("hot_stores")] == Approx(lg(1)));
+  CHECK(f[at("hot_stack")] == Approx(lg(1)));   // the reload; the (%rsp) in the comment does not count
+  CHECK(f[at("hot_broadcasts")] == Approx(lg(1)));
+  CHECK(f[at("hot_scalar_float")] == Approx(lg(0)));
+  CHECK(f[at("hot_gathers")] == Approx(lg(0)));
+  CHECK(f[at("flops_per_instruction")] == Approx(lg(96.0 / 10)));
+  CHECK(f[at("flops_per_load")] == Approx(lg(96.0 / 3)));
+  CHECK(f[at("flops_per_store")] == Approx(lg(96.0)));
+  CHECK(f[at("hot_vector_arith")] == Approx(lg(0)));
+
+  // Without the hot loop, the scalar loop is the hot one.
+  std::string scalar = kAsm;
+  scalar.erase(scalar.find(".LBB0_3:"), scalar.find("\tincq\t%rax") - scalar.find(".LBB0_3:"));
+  auto g = code_features_from_assembly(scalar);
+  CHECK(g[at("hot_flops")] == Approx(lg(1)));
+  CHECK(g[at("hot_scalar_float")] == Approx(lg(1)));
+  CHECK(g[at("hot_loads")] == Approx(lg(1)));
+  CHECK(g[at("hot_fma_lanes")] == Approx(lg(0)));
+
+  // No instructions (or no text): zeros.
+  for (const char* text : {"", "\t.text\n\t.globl k\n"}) {
+    auto z = code_features_from_assembly(text);
+    REQUIRE(int(z.size()) == kCodeFeatureLength);
+    for (float x : z) CHECK(x == 0.0f);
+  }
+}
+
+TEST_CASE("code features: compiled matmuls, naive against register-tiled", "[costmodel][code]") {
+  auto host = codegen::Target::host();
+  if (!code_features_supported(host)) {
+    WARN("skipped: code features read x86-64 assembly; this host is " << host.triple);
+    return;
+  }
+  auto naive = code_features(mm64(), {}, host);
+  auto tiled = code_features(mm64(), register_tiled(), host);
+  REQUIRE(int(naive.size()) == kCodeFeatureLength);
+  REQUIRE(int(tiled.size()) == kCodeFeatureLength);
+  // The tiled kernel's hot loop runs vector FMAs on a register tile: more FLOPs per load and per
+  // instruction than the naive loop (one multiply-add per loaded pair; LLVM may vectorize it over k, but
+  // then it reads B with a stride).
+  CHECK(tiled[at("hot_fma_lanes")] >= lg(8));
+  CHECK(tiled[at("hot_fma")] >= lg(4));
+  CHECK(tiled[at("flops_per_load")] > naive[at("flops_per_load")]);
+  CHECK(tiled[at("hot_flops")] > naive[at("hot_flops")]);
+  for (float x : naive) CHECK(std::isfinite(x));
+  // Deterministic.
+  CHECK(code_features(mm64(), register_tiled(), host) == tiled);
+  // An invalid trace or an unsupported target: no features.
+  CHECK(code_features(mm64(), {schedule::SplitStep{"C", "no_such_axis", 4}}, host).empty());
+  CHECK(code_features(mm64(), {}, codegen::Target::cuda()).empty());
+}
+
+TEST_CASE("xgb-rank with code features: learns, saves, and is refused where it does not fit", "[costmodel][code]") {
+  auto host = codegen::Target::host();
+  if (!code_features_supported(host)) {
+    WARN("skipped: code features read x86-64 assembly; this host is " << host.triple);
+    return;
+  }
+  auto w = std::make_shared<workload::Workload>(mm64());
+  auto cands = testing::random_candidates(w, 48, 777);
+  REQUIRE(cands.size() >= 40);
+  auto m = make_learned_model("xgb-rank", {{"code_features", true}, {"min_samples", 8}, {"num_rounds", 30}, {"nthread", 1}});
+  REQUIRE(m->uses_code_features());
+  std::vector<Candidate> cs;
+  for (auto& c : cands) cs.push_back({w.get(), &c.trace});
+  auto fs = m->features_of(cs);
+  // Every valid candidate compiles; a throughput that only the code features explain (FLOPs per load of
+  // the hot loop) is learned.
+  std::vector<double> truth;
+  for (auto& f : fs) {
+    REQUIRE(!f->rows.empty());
+    REQUIRE(int(f->code.size()) == kCodeFeatureLength);
+    truth.push_back(1e9 * (1 + f->code[at("flops_per_load")]));
+  }
+  std::vector<Candidate> train(cs.begin(), cs.begin() + 32), test(cs.begin() + 32, cs.end());
+  m->update(train, std::vector<double>(truth.begin(), truth.begin() + 32));
+  REQUIRE(m->trained());
+  CHECK(testing::pairwise_accuracy(m->predict(test), std::vector<double>(truth.begin() + 32, truth.end()), 0.05) > 0.75);
+
+  // The file says it reads code features; load_cost_model restores that, a model without them refuses it.
+  auto path = (std::filesystem::temp_directory_path() / "tessel_test_code.model").string();
+  m->save(path);
+  {
+    std::ifstream in(path);
+    std::string sig, header;
+    std::getline(in, sig);
+    std::getline(in, header);
+    auto h = nlohmann::json::parse(header);
+    CHECK(h["code_feature_version"] == kCodeFeatureVersion);
+    CHECK(h["code_feature_length"] == kCodeFeatureLength);
+  }
+  auto loaded = load_cost_model(path, {{"nthread", 1}});
+  CHECK(loaded->uses_code_features());
+  CHECK(loaded->predict(test) == m->predict(test));
+  auto plain = make_learned_model("xgb-rank", {{"nthread", 1}});
+  CHECK_THROWS_WITH(plain->load(path), Catch::Contains("trained with code features"));
+  // A base must read what the model reads.
+  CHECK_THROWS_WITH(plain->set_base(load_cost_model(path)), Catch::Contains("code features"));
+  // Other kinds do not take the parameter.
+  CHECK_THROWS_WITH(make_learned_model("xgb", {{"code_features", true}}), Catch::Contains("unknown parameter 'code_features'"));
+  std::filesystem::remove(path);
+}
