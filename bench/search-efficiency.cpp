@@ -210,7 +210,8 @@ int main(int argc, char** argv) {
       else if (k == "generations") strategy_params.generations = v.get<int>();
       else if (k == "crossover_prob") strategy_params.crossover_prob = v.get<double>();
       else if (k == "refine_shortlist") strategy_params.refine_shortlist = v.get<int>();
-      else throw std::runtime_error("unknown key '" + k + "' (epsilon, population, generations, crossover_prob, refine_shortlist)");
+      else if (k == "refine_explore") strategy_params.refine_explore = v.get<double>();
+      else throw std::runtime_error("unknown key '" + k + "' (epsilon, population, generations, crossover_prob, refine_shortlist, refine_explore)");
     }
   } catch (const std::exception& e) {
     std::cerr << "search-efficiency: --strategy-params: " << e.what() << "\n";

@@ -73,6 +73,9 @@ int run_tune(const std::vector<std::string>& args) {
       "pretrained, or a trained model file (docs/costmodel.md)")(
       "refine-shortlist", po::value<int>(&o.strategy_params.refine_shortlist)->default_value(4),
       "the refine model chooses each batch's model-guided part among this many times as many")(
+      "refine-explore", po::value<double>(&o.strategy_params.refine_explore)->default_value(-1, "auto"),
+      "share of that shortlist drawn at random from the space (auto: 1 with a cold cost model, 0 with a "
+      "pretrained one)")(
       "cost-model-params", po::value<std::string>(&model_params_text),
       "cost-model parameters as a JSON object, e.g. '{\"min_samples\":16}' (docs/costmodel.md)")(
       "transfer", po::bool_switch(&o.transfer),

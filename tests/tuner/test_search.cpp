@@ -193,10 +193,11 @@ class CountingOracle : public OracleModel {
 };
 
 double best_after(const std::string& strategy, costmodel::CostModel* model, const SearchSpace& space, int trials,
-                  costmodel::CostModel* refine = nullptr, int shortlist = 4) {
+                  costmodel::CostModel* refine = nullptr, int shortlist = 4, double explore = 0) {
   StrategyParams p;
   p.seed = 3;
   p.refine_shortlist = shortlist;
+  p.refine_explore = explore;
   auto s = make_search_strategy(strategy, space, model, p);
   if (refine) s->set_refine_model(refine);
   double best = 1e9;
@@ -242,6 +243,12 @@ TEST_CASE("a refine model re-ranks the shortlist the cost model chose", "[tuner]
   REQUIRE(!refine.asked.empty());
   for (size_t n : refine.asked) CHECK(n == 64);
   CHECK(refine.learned == 48);  // it learns every measurement, as the cost model does
+  // A shortlist of random samples only (refine_explore 1, what a cold run uses): the oracle still finds better.
+  CountingOracle explorer;
+  double explored = best_after("evolutionary", &flat, *space, 48, &explorer, 8, 1.0);
+  INFO("refined from random samples " << explored);
+  CHECK(explored < alone);
+  for (size_t n : explorer.asked) CHECK(n == 64);
   // A shortlist of 1 leaves the choice to the cost model: the refine model is not asked.
   CountingOracle unused;
   CHECK(best_after("evolutionary", &flat, *space, 48, &unused, 1) == alone);

@@ -23,13 +23,15 @@ class EvolutionarySearch : public StrategyBase {
     if (!model_ || !model_->trained()) n_random = n;  // nothing learned yet: explore
     std::vector<Candidate> out;
     if (n_random < n) {
-      std::vector<Candidate> pop = initial_population(&taken);
-      for (int g = 0; g < p_.generations && !pop.empty(); ++g) pop = next_generation(pop);
       // Best-scored members not measured before; with a trained refine model, a shortlist of
-      // refine_shortlist times as many, re-ranked by it.
+      // refine_shortlist times as many (the share refine_explore of it random samples), re-ranked by it.
       int want = n - n_random;
       bool refining = refine_ && refine_->trained() && p_.refine_shortlist > 1;
       size_t listed = size_t(want) * size_t(refining ? p_.refine_shortlist : 1);
+      size_t from_model = refining ? listed - size_t(double(listed) * std::clamp(p_.refine_explore, 0.0, 1.0)) : listed;
+      std::vector<Candidate> pop;
+      if (from_model > 0) pop = initial_population(&taken);
+      for (int g = 0; g < p_.generations && !pop.empty(); ++g) pop = next_generation(pop);
       std::vector<double> sc = score(pop);
       std::vector<size_t> idx(pop.size());
       std::iota(idx.begin(), idx.end(), 0);
@@ -37,10 +39,16 @@ class EvolutionarySearch : public StrategyBase {
       std::set<std::string> in_list;
       std::vector<Candidate> shortlist;
       for (size_t i : idx) {
-        if (shortlist.size() >= listed) break;
+        if (shortlist.size() >= from_model) break;
         if (!fresh(pop[i]) || in_list.count(pop[i].trace_hash)) continue;
         in_list.insert(pop[i].trace_hash);
         shortlist.push_back(pop[i]);
+      }
+      for (size_t tries = 0; refining && shortlist.size() < listed && tries < listed * 8; ++tries) {
+        Candidate c;
+        if (!realize(random_knobs(), &c) || !fresh(c) || in_list.count(c.trace_hash)) continue;
+        in_list.insert(c.trace_hash);
+        shortlist.push_back(std::move(c));
       }
       if (refining && int(shortlist.size()) > want) shortlist = best_by(*refine_, shortlist, size_t(want));
       for (auto& c : shortlist) {

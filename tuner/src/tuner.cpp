@@ -87,6 +87,12 @@ std::unique_ptr<costmodel::CostModel> make_model(const std::string& name, uint64
   return costmodel::make_cost_model(name, p);
 }
 
+// Whether a resolved cost model starts from a saved model (the shipped one or a file).
+bool is_pretrained(const std::string& cost_model) {
+  std::error_code ec;
+  return cost_model == "pretrained" || std::filesystem::is_regular_file(cost_model, ec);
+}
+
 // The refine model (resolve_refine_model's result): a cold xgb-rank that reads code features, or a file.
 // It shares the run's warm-up and retraining parameters with the cost model.
 std::unique_ptr<costmodel::CostModel> make_refine_model(const std::string& name, uint64_t seed,
@@ -112,6 +118,13 @@ class Tuning {
     target_ = codegen::Target::parse(o.target).to_string();
     cost_model_ = resolve_cost_model(o.cost_model, o.target);  // once: every task and the settings use it
     refine_model_ = resolve_refine_model(o.refine_model, cost_model_, o.target);
+    // The refine stage's random share: a model that learns from this run alone rates the family it has
+    // measured above any other (it cannot extrapolate), so its shortlist is all random samples; a
+    // pretrained cost model's evolved population is worth re-ranking (docs/costmodel.md).
+    refine_explore_ = o.strategy_params.refine_explore >= 0 ? o.strategy_params.refine_explore
+                      : is_pretrained(cost_model_)           ? 0.0
+                                                             : 1.0;
+    TESSEL_CHECK(refine_explore_ <= 1) << "--refine-explore must be in [0, 1], got " << refine_explore_;
     db_ = records::open_database(o.db_path);
     scheduler_ = make_task_scheduler(o.scheduler);
     auto names = search_strategy_names();
@@ -145,6 +158,7 @@ class Tuning {
       db_->add_workload(*t.workload);
       StrategyParams sp = o.strategy_params;
       sp.seed = seed++;
+      sp.refine_explore = refine_explore_;
       auto hashes = db_->trace_hashes(t.workload->key, target_);
       r.strategy = make_search_strategy(o.strategy, *r.space, r.model.get(), sp,
                                         std::set<std::string>(hashes.begin(), hashes.end()));
@@ -164,6 +178,8 @@ class Tuning {
     nlohmann::json settings = {{"strategy", o_.strategy},
                                {"cost_model", cost_model_},
                                {"refine_model", refine_model_.empty() ? "none" : refine_model_},
+                               {"refine_shortlist", o_.strategy_params.refine_shortlist},
+                               {"refine_explore", refine_explore_},
                                {"scheduler", o_.scheduler},
                                {"seed", o_.seed},
                                {"trials", o_.trials},
@@ -414,7 +430,7 @@ class Tuning {
   std::string target_;
   std::string cost_model_;  // o_.cost_model resolved ("auto" -> the model used)
   std::string refine_model_;  // o_.refine_model resolved ("" = none)
-
+  double refine_explore_ = 0;  // o_.strategy_params.refine_explore resolved
   nlohmann::json fingerprint_ = records::host_fingerprint();
   std::unique_ptr<records::Database> db_;
   std::unique_ptr<TaskScheduler> scheduler_;
@@ -450,9 +466,7 @@ std::string resolve_refine_model(const std::string& name, const std::string& cos
   bool readable = costmodel::code_features_supported(target);
   if (name == "auto") {
     if (!readable || cost_model == "random") return "";
-    std::error_code ec;
-    bool pretrained = cost_model == "pretrained" || std::filesystem::is_regular_file(cost_model, ec);
-    if (!pretrained) return "cold";
+    if (!is_pretrained(cost_model)) return "cold";
     if (std::getenv("TESSEL_PRETRAINED_CODE_MODEL")) return costmodel::pretrained_code_model_path();  // wrong: an error
     try {
       return costmodel::pretrained_code_model_path();

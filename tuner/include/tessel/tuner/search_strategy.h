@@ -30,6 +30,8 @@ struct StrategyParams {
   double annealing_temperature = 1.0;
   int refine_shortlist = 4;    // evolutionary with a refine model: it re-ranks this many x the model-chosen
                                // part of a batch (the best by the first model) and the best of those are proposed
+  double refine_explore = -1;  // share of that shortlist drawn at random from the space instead of from the
+                               // evolved population (< 0: tune picks, see TuneOptions::refine_model)
 };
 
 class SearchStrategy {
