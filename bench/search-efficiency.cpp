@@ -316,21 +316,25 @@ int main(int argc, char** argv) {
     double tr = p >= 1 ? 1 : p <= 0 ? double(trials) : std::max(1.0, std::ceil(std::log(0.5) / std::log(1.0 - p)));
     if (rg_bound) tr = std::max(tr, tr_runs);  // every run also missed: at least the runs' median
     bool g_bound = never["guided"] && tg >= double(trials), p_bound = never["pretrained"] && tp >= double(trials);
-    if (!rg_bound && !g_bound) r_rg.push_back(tr / tg);
-    if (!g_bound && !p_bound) r_gp.push_back(tg / tp);
+    auto ran = [&](const char* m) { return !t95[m].empty(); };  // --modes may leave a mode out
+    if (ran("random") && ran("guided") && !rg_bound && !g_bound) r_rg.push_back(tr / tg);
+    if (ran("guided") && ran("pretrained") && !g_bound && !p_bound) r_gp.push_back(tg / tp);
     // a / b where a or b may be a lower bound (the budget was reached first): ">=" when only a is one,
     // "<=" when only b is, "n/a" when both are.
     auto ratio = [](double a, bool a_bound, double b, bool b_bound) {
       if (a_bound && b_bound) return std::string("n/a");
       return std::string(a_bound ? ">=" : b_bound ? "<=" : "") + bench::fmt(a / b, 2);
     };
-    auto show = [&](const std::string& m, double t) {
+    auto show = [&](const char* m, double t) {
+      if (!ran(m)) return std::string("-");
       return (never[m] && t >= double(trials) ? ">=" : "") + bench::fmt(t, 0);
     };
+    auto pair = [&](const char* a, const char* b, const std::string& r) { return ran(a) && ran(b) ? r : "-"; };
     table.add({spec, bench::fmt(best, 1), show("random", tr_runs),
-               std::to_string(hits) + "/" + std::to_string(samples), (rg_bound ? ">=" : "") + bench::fmt(tr, 0),
-               show("guided", tg), show("pretrained", tp),
-               ratio(tr, rg_bound, tg, g_bound), ratio(tg, g_bound, tp, p_bound), std::to_string(cache.measured)});
+               ran("random") ? std::to_string(hits) + "/" + std::to_string(samples) : "-",
+               ran("random") ? (rg_bound ? ">=" : "") + bench::fmt(tr, 0) : "-", show("guided", tg),
+               show("pretrained", tp), pair("random", "guided", ratio(tr, rg_bound, tg, g_bound)),
+               pair("guided", "pretrained", ratio(tg, g_bound, tp, p_bound)), std::to_string(cache.measured)});
   }
   auto geomean = [](const std::vector<double>& v) {
     double s = 0;
