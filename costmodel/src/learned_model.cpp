@@ -22,6 +22,14 @@ namespace {
 constexpr const char* kPretrainedModelFile = "cpu-x86_64.model";
 constexpr const char* kPretrainedCodeModelFile = "cpu-x86_64.code.model";
 
+// params, with "code_features": true when the model must read code features (a saved model trained on
+// them, or the base a run's correction is fitted on): the file, not the caller, says what it reads.
+ModelParams reading_code(const ModelParams& params, bool code) {
+  ModelParams p = params.is_object() ? params : ModelParams::object();
+  if (code) p["code_features"] = true;
+  return p;
+}
+
 std::string fnv1a64(const std::string& s) {
   uint64_t h = 1469598103934665603ull;
   for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
@@ -56,7 +64,6 @@ std::string cache_key(const Candidate& c) {
 }  // namespace
 
 ProgramFeatures LearnedModel::extract(const Candidate& c) const {
-  TESSEL_CHECK(c.workload && c.trace) << "cost model " << name() << ": a candidate without workload or trace";
   ProgramFeatures f;
   f.rows = extract_features(*c.workload, *c.trace);
   if (!f.rows.empty() && uses_code_features()) f.code = code_features(*c.workload, *c.trace, code_target_);
@@ -291,9 +298,7 @@ std::unique_ptr<LearnedModel> load_cost_model(const std::string& path, const Mod
   } catch (const std::exception&) {
     TESSEL_CHECK(false) << path << ": damaged cost-model header; train the model again";
   }
-  ModelParams p = params.is_object() ? params : ModelParams::object();
-  if (code) p["code_features"] = true;  // the file says what the model reads
-  auto m = make_learned_model(kind, p);
+  auto m = make_learned_model(kind, reading_code(params, code));
   m->load(path);
   return m;
 }
@@ -335,9 +340,7 @@ std::string pretrained_code_model_path() {
 
 std::unique_ptr<LearnedModel> make_pretrained_model(const std::string& path, const ModelParams& params) {
   auto base = load_cost_model(path, params);
-  ModelParams p = params.is_object() ? params : ModelParams::object();
-  if (base->uses_code_features()) p["code_features"] = true;  // the run's correction reads what the base reads
-  auto m = make_learned_model(base->name(), p);
+  auto m = make_learned_model(base->name(), reading_code(params, base->uses_code_features()));
   m->set_base(std::move(base));
   return m;
 }

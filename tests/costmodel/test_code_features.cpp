@@ -173,6 +173,14 @@ TEST_CASE("xgb-rank with code features: learns, saves, and is refused where it d
   m->update(train, std::vector<double>(truth.begin(), truth.begin() + 32));
   REQUIRE(m->trained());
   CHECK(testing::pairwise_accuracy(m->predict(test), std::vector<double>(truth.begin() + 32, truth.end()), 0.05) > 0.75);
+  // The scores come from the code features, not only the loop-nest rows: the same rows with the code of
+  // another candidate score differently.
+  size_t moved = 0;
+  for (size_t i = 32; i < fs.size(); ++i) {
+    ProgramFeatures swapped{fs[i]->rows, fs[i == 32 ? fs.size() - 1 : i - 1]->code};
+    moved += m->predict_features({&swapped})[0] != m->predict_features({fs[i].get()})[0];
+  }
+  CHECK(moved > 0);
 
   // The file says it reads code features; load_cost_model restores that, a model without them refuses it.
   auto path = (std::filesystem::temp_directory_path() / "tessel_test_code.model").string();

@@ -44,12 +44,8 @@ class EvolutionarySearch : public StrategyBase {
         in_list.insert(pop[i].trace_hash);
         shortlist.push_back(pop[i]);
       }
-      for (size_t tries = 0; refining && shortlist.size() < listed && tries < listed * 8; ++tries) {
-        Candidate c;
-        if (!realize(random_knobs(), &c) || !fresh(c) || in_list.count(c.trace_hash)) continue;
-        in_list.insert(c.trace_hash);
-        shortlist.push_back(std::move(c));
-      }
+      if (refining)
+        for (auto& c : draw(listed - shortlist.size(), &in_list)) shortlist.push_back(std::move(c));
       if (refining && int(shortlist.size()) > want) shortlist = best_by(*refine_, shortlist, size_t(want));
       for (auto& c : shortlist) {
         seen_.insert(c.trace_hash);

@@ -86,15 +86,20 @@ class StrategyBase : public SearchStrategy {
   }
   /** Up to n fresh random candidates. */
   std::vector<Candidate> sample(int n, std::set<std::string>* taken) {
+    std::vector<Candidate> out = draw(size_t(std::max(n, 0)), taken);
+    for (auto& c : out) seen_.insert(c.trace_hash);  // proposed once, never again
+    if (int(out.size()) < n) sample_failures_ = true;
+    return out;
+  }
+  /** Up to n fresh random candidates not in taken (added to it); not marked as proposed. */
+  std::vector<Candidate> draw(size_t n, std::set<std::string>* taken) {
     std::vector<Candidate> out;
-    for (int tries = 0; int(out.size()) < n && tries < n * p_.max_sample_tries; ++tries) {
+    for (size_t tries = 0; out.size() < n && tries < n * size_t(p_.max_sample_tries); ++tries) {
       Candidate c;
       if (!realize(random_knobs(), &c) || !fresh(c, *taken)) continue;
       taken->insert(c.trace_hash);
-      seen_.insert(c.trace_hash);  // proposed once, never again
       out.push_back(std::move(c));
     }
-    if (int(out.size()) < n) sample_failures_ = true;
     return out;
   }
   std::vector<double> score(const std::vector<Candidate>& c) {

@@ -97,14 +97,23 @@ bool is_pretrained(const std::string& cost_model) {
 // It shares the run's warm-up and retraining parameters with the cost model.
 std::unique_ptr<costmodel::CostModel> make_refine_model(const std::string& name, uint64_t seed,
                                                         const nlohmann::json& extra) {
-  costmodel::ModelParams p = {{"seed", seed}, {"nthread", 1}};
+  nlohmann::json p = nlohmann::json::object();
   for (const char* k : {"min_samples", "retrain_ratio", "retrain_samples"})
     if (extra.is_object() && extra.contains(k)) p[k] = extra[k];
-  if (name == "cold") {
-    p["code_features"] = true;
-    return costmodel::make_cost_model("xgb-rank", p);
+  if (name != "cold") return make_model(name, seed, p);
+  p["code_features"] = true;
+  return make_model("xgb-rank", seed, p);
+}
+
+// The shipped model `path_of` finds, or fallback when there is none; a set env_name that is not a file
+// is an error, not a silent fallback.
+std::string shipped_or(std::string (*path_of)(), const char* env_name, const std::string& fallback) {
+  if (std::getenv(env_name)) return path_of();
+  try {
+    return path_of();
+  } catch (const UserError&) {
+    return fallback;  // a build without the shipped file
   }
-  return costmodel::make_pretrained_model(name, p);
 }
 
 class Tuning {
@@ -451,12 +460,7 @@ std::string resolve_cost_model(const std::string& name, const std::string& targe
   if (name != "auto") return name;
   codegen::Target target = codegen::Target::parse(target_text);
   if (target.is_cuda() || target.triple.rfind("x86_64", 0) != 0) return "xgb";
-  if (std::getenv("TESSEL_PRETRAINED_MODEL")) return costmodel::pretrained_model_path();  // set wrong: an error
-  try {
-    return costmodel::pretrained_model_path();
-  } catch (const UserError&) {
-    return "xgb";  // a build without the shipped file: learn from this run alone
-  }
+  return shipped_or(costmodel::pretrained_model_path, "TESSEL_PRETRAINED_MODEL", "xgb");  // else learn from this run
 }
 
 std::string resolve_refine_model(const std::string& name, const std::string& cost_model, const std::string& target_text) {
@@ -467,12 +471,7 @@ std::string resolve_refine_model(const std::string& name, const std::string& cos
   if (name == "auto") {
     if (!readable || cost_model == "random") return "";
     if (!is_pretrained(cost_model)) return "cold";
-    if (std::getenv("TESSEL_PRETRAINED_CODE_MODEL")) return costmodel::pretrained_code_model_path();  // wrong: an error
-    try {
-      return costmodel::pretrained_code_model_path();
-    } catch (const UserError&) {
-      return "cold";
-    }
+    return shipped_or(costmodel::pretrained_code_model_path, "TESSEL_PRETRAINED_CODE_MODEL", "cold");
   }
   TESSEL_CHECK(readable) << "--refine-model " << name << ": the refine stage reads x86-64 code and the target is "
                          << target.to_string() << "; use --refine-model none";

@@ -69,9 +69,8 @@ class LearnedModel : public CostModel {
   /** features_of for many; those not cached are extracted on parallel threads when the model reads code
    *  features (a compile each). */
   std::vector<std::shared_ptr<const ProgramFeatures>> features_of(const std::vector<Candidate>& c);
-  /** Code features: xgb-rank with "code_features": true reads them. The feature cache is cleared when the
-   *  target changes. */
-  bool uses_code_features() const override { return false; }
+  /** Code features (uses_code_features(): xgb-rank with "code_features": true) are compiled for this
+   *  target; the feature cache is cleared when it changes. */
   void set_code_target(const codegen::Target& t) override {
     code_target_ = t;
     cache_.clear();
@@ -106,7 +105,7 @@ class LearnedModel : public CostModel {
 
  private:
   void maybe_fit();
-  /** Rows (and code features when the model reads them) of a candidate, not cached. */
+  /** Rows (and code features when the model reads them) of a candidate (workload and trace set), not cached. */
   ProgramFeatures extract(const Candidate& c) const;
   /** Whether p can be scored and learned from (rows, and code features when the model reads them). */
   bool usable(const ProgramFeatures& p) const { return !p.empty() && (!uses_code_features() || !p.code.empty()); }
