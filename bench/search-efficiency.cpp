@@ -4,7 +4,8 @@
 // saw them) and each seed, three tuning runs of the same trial budget, one thread for the kernels:
 //   random      strategy random (uniform samples of the rule space)
 //   guided      evolutionary search with a cold xgb model (learns from this run's measurements only); its
-//               refine stage (tessel tune --refine-model) is a cold xgb-rank that reads the compiled code
+//               refine stage (tessel tune --refine-model) is a cold xgb-rank that reads the compiled code,
+//               starting from the analytic model (the hot loop's roofline; no data)
 //   pretrained  evolutionary search starting from the shipped pretrained model (and fine-tuning it); its
 //               refine stage starts from the shipped code model (cpu-x86_64.code.model)
 // Every candidate is measured once per workload: the runs share a measurement cache keyed by the trace,
@@ -13,13 +14,14 @@
 // after which its best is >= 95% of that. A run that never gets there counts as its budget (printed with
 // ">="). Random search draws independent uniform samples, so its trials to the first sample within 95% of
 // the best follow a geometric distribution with p = the share of such samples: p is estimated from all
-// random samples of the workload (seeds x budget), and random's median trials is ln(0.5) / ln(1 - p)
+// random samples of the workload (seeds x budget; --random-trials gives random runs a larger budget than
+// the others, for a tighter estimate), and random's median trials is ln(0.5) / ln(1 - p)
 // (with no hit, p < 3 / samples at 95% confidence: a lower bound, ">="). random / guided compares that
 // with guided's median over its seeds. The cold guided model uses --model-params (default min_samples 16:
 // it guides from the third batch on); the pretrained one keeps its defaults (its base model guides from
 // the start and a correction is fitted from 64 samples on: fitted on fewer, it undid the base's ranking). Writes bench/results/search-efficiency.csv (+ -runs.csv).
 //
-//   scripts/bench search-efficiency [--trials 160] [--seeds 3] [--model costmodel/pretrained/cpu-x86_64.model]
+//   scripts/bench search-efficiency [--trials 160] [--random-trials N] [--seeds 3] [--model costmodel/pretrained/cpu-x86_64.model]
 //                                   [--model-params '{"min_samples":16}'] [--guided-model xgb]
 //                                   [--strategy-params '{"population":128}'] [--modes random,guided,pretrained]
 //                                   [--only SPEC_PART] [--curves FILE.csv] [--refine-model auto|none|...]
@@ -157,13 +159,16 @@ std::vector<std::string> heldout_workloads(const std::string& list) {
 int main(int argc, char** argv) {
   std::string csv, model = TESSEL_SOURCE_DIR "/costmodel/pretrained/cpu-x86_64.model";
   std::string list = TESSEL_SOURCE_DIR "/costmodel/pretrained/workloads.txt", only;
-  int64_t trials = 160;
+  int64_t trials = 160, random_trials = 0;
   int seeds = 3, batch = 8;
   std::string params_text = "{\"min_samples\":16}", modes_text = "random,guided,pretrained", curves,
               guided_model = "xgb", strategy_text = "{}", refine_model = "auto";
   po::options_description desc("search-efficiency benchmark options");
   desc.add_options()("help,h", "help")("csv", po::value<std::string>(&csv), "CSV output")(
       "trials", po::value<int64_t>(&trials)->default_value(160), "trial budget of every run")(
+      "random-trials", po::value<int64_t>(&random_trials),
+      "trial budget of the random runs (default: --trials): more samples estimate random search's hit rate "
+      "more tightly")(
       "seeds", po::value<int>(&seeds)->default_value(3), "seeds per workload and mode")(
       "batch", po::value<int>(&batch)->default_value(8), "candidates per round")(
       "model", po::value<std::string>(&model), "pretrained model file")(
@@ -247,6 +252,8 @@ int main(int argc, char** argv) {
     curves_out << "workload,mode,seed,trial,gflops\n";
   }
   bool tty = isatty(fileno(stderr));
+  if (random_trials <= 0) random_trials = trials;
+  auto budget_of = [&](const std::string& mode) { return mode == "random" ? random_trials : trials; };
 
   bench::Table runs_table({"workload", "mode", "seed", "trials", "best_gflops", "trials_to_95", "measured"});
   bench::Table table({"workload", "best_gflops", "random_t95_runs", "random_hits", "random_t95", "guided_t95",
@@ -262,7 +269,7 @@ int main(int argc, char** argv) {
         Run run{spec, mode, uint64_t(101 + s), {}};
         tuner::TuneOptions o;
         o.tasks = {{w, 1, spec}};
-        o.trials = trials;
+        o.trials = budget_of(mode);
         o.strategy = strategy;
         o.cost_model = mode == "random" ? "random" : mode == "guided" ? guided_model : model;
         if (mode == "guided") o.model_params = model_params;
@@ -303,17 +310,17 @@ int main(int argc, char** argv) {
     for (auto& r : runs) {
       int64_t t = trials_to(r.gflops, 0.95 * best);
       if (t == 0) never[r.mode] = true;
-      t95[r.mode].push_back(double(t == 0 ? trials : t));
+      t95[r.mode].push_back(double(t == 0 ? budget_of(r.mode) : t));
       runs_table.add({spec, r.mode, std::to_string(r.seed), std::to_string(r.gflops.size()),
                       bench::fmt(*std::max_element(r.gflops.begin(), r.gflops.end()), 1),
-                      t == 0 ? ">" + std::to_string(trials) : std::to_string(t), std::to_string(cache.measured)});
+                      t == 0 ? ">" + std::to_string(budget_of(r.mode)) : std::to_string(t), std::to_string(cache.measured)});
     }
     double tr_runs = records::median_of(t95["random"]), tg = records::median_of(t95["guided"]),
            tp = records::median_of(t95["pretrained"]);
     // Random's median trials to the first hit: geometric with p = hits / samples (p < 3 / samples when none).
     bool rg_bound = hits == 0;
     double p = samples == 0 ? 0 : (hits > 0 ? double(hits) : 3.0) / double(samples);
-    double tr = p >= 1 ? 1 : p <= 0 ? double(trials) : std::max(1.0, std::ceil(std::log(0.5) / std::log(1.0 - p)));
+    double tr = p >= 1 ? 1 : p <= 0 ? double(random_trials) : std::max(1.0, std::ceil(std::log(0.5) / std::log(1.0 - p)));
     if (rg_bound) tr = std::max(tr, tr_runs);  // every run also missed: at least the runs' median
     bool g_bound = never["guided"] && tg >= double(trials), p_bound = never["pretrained"] && tp >= double(trials);
     auto ran = [&](const char* m) { return !t95[m].empty(); };  // --modes may leave a mode out
@@ -327,7 +334,7 @@ int main(int argc, char** argv) {
     };
     auto show = [&](const char* m, double t) {
       if (!ran(m)) return std::string("-");
-      return (never[m] && t >= double(trials) ? ">=" : "") + bench::fmt(t, 0);
+      return (never[m] && t >= double(budget_of(m)) ? ">=" : "") + bench::fmt(t, 0);
     };
     auto pair = [&](const char* a, const char* b, const std::string& r) { return ran(a) && ran(b) ? r : "-"; };
     table.add({spec, bench::fmt(best, 1), show("random", tr_runs),
@@ -348,9 +355,9 @@ int main(int argc, char** argv) {
              mean_of(r_gp), ""});
   std::fprintf(stderr, "\n");
   runs_table.print();
-  std::printf("\ntrials to reach 95%% of the best throughput found (median over %d seeds; budget %lld trials; random_t95 "
-              "from the share of random samples within 95%%, random_t95_runs as observed)\n", seeds,
-              (long long)trials);
+  std::printf("\ntrials to reach 95%% of the best throughput found (median over %d seeds; budget %lld trials, %lld for "
+              "random; random_t95 from the share of random samples within 95%%, random_t95_runs as observed)\n",
+              seeds, (long long)trials, (long long)random_trials);
   table.print();
   if (!table.write_csv(csv)) return 1;
   if (!csv.empty()) runs_table.write_csv(csv.substr(0, csv.size() - 4) + "-runs.csv");

@@ -181,7 +181,7 @@ int eval(const std::vector<std::string>& args) {
   std::string path, scores_path;
   bool json = false;
   po::options_description desc("tessel costmodel eval --model MODEL --db HELD_OUT.db [--json] [--scores FILE.csv]\n\nOptions");
-  desc.add_options()("help,h", "print this help")("model", po::value<std::string>(&path), "model file")(
+  desc.add_options()("help,h", "print this help")("model", po::value<std::string>(&path), "model file, or analytic (no file: the compiled hot loop's roofline)")(
       "db", po::value<std::vector<std::string>>(&dbs), "held-out tuning database (repeatable)")(
       "json", po::bool_switch(&json), "JSON output")(
       "scores", po::value<std::string>(&scores_path),
@@ -190,7 +190,9 @@ int eval(const std::vector<std::string>& args) {
   if (parse_args(desc, args, vm)) return 0;
   if (path.empty()) throw po::error("give --model MODEL");
   if (dbs.empty()) throw po::error("give at least one --db");
-  auto model = costmodel::load_cost_model(path, {{"nthread", 1}});
+  // "analytic" has no file: it scores from the compiled code alone (a compile per candidate, on all cores).
+  auto model = path == "analytic" ? costmodel::make_learned_model("analytic", {{"nthread", 0}})
+                                  : costmodel::load_cost_model(path, {{"nthread", 1}});
   std::ofstream scores;
   if (!scores_path.empty()) {
     scores.open(scores_path);

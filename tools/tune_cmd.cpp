@@ -70,12 +70,12 @@ int run_tune(const std::vector<std::string>& args) {
                                                    "shipped model), or a trained model file")(
       "refine-model", po::value<std::string>(&o.refine_model)->default_value("auto"),
       "model that re-ranks the cost model's shortlist from the compiled code (x86-64): auto | none | cold | "
-      "pretrained, or a trained model file (docs/costmodel.md)")(
-      "refine-shortlist", po::value<int>(&o.strategy_params.refine_shortlist)->default_value(4),
+      "analytic | pretrained, or a trained model file (docs/costmodel.md)")(
+      "refine-shortlist", po::value<int>(&o.strategy_params.refine_shortlist)->default_value(8),
       "the refine model chooses each batch's model-guided part among this many times as many")(
       "refine-explore", po::value<double>(&o.strategy_params.refine_explore)->default_value(-1, "auto"),
-      "share of that shortlist drawn at random from the space (auto: 1 with a cold cost model, 0 with a "
-      "pretrained one)")(
+      "share of that shortlist drawn from outside the cost model's population: half mutants of the best "
+      "measured, half random samples (auto: 1 with a cold cost model, 0.25 with a pretrained one)")(
       "cost-model-params", po::value<std::string>(&model_params_text),
       "cost-model parameters as a JSON object, e.g. '{\"min_samples\":16}' (docs/costmodel.md)")(
       "transfer", po::bool_switch(&o.transfer),

@@ -174,6 +174,18 @@ std::vector<float> code_features_from_assembly(const std::string& assembly) {
   return out;
 }
 
+double hot_loop_flops_per_cycle(const std::vector<float>& code) {
+  if (code.size() != size_t(kCodeFeatureLength)) return 0;
+  auto count = [&](int k) { return std::exp2(double(code[k])) - 1.0; };  // undo log2(1 + x)
+  double flops = count(kHotFlops);
+  if (flops <= 0) return 0;
+  double arith = count(kHotFma) + count(kHotVectorArith);
+  double cycles = std::max({count(kHotInstructions) / 4.0, arith / 2.0, count(kHotLoads) / 2.0,
+                            count(kHotStores) / 1.0, 1.0}) +
+                  4.0 * count(kHotGathers);
+  return flops / cycles;
+}
+
 bool code_features_supported(const codegen::Target& target) {
   return !target.is_cuda() && starts_with(target.triple, "x86_64");
 }

@@ -12,6 +12,7 @@ std::unique_ptr<CostModel> make_random_model(const ModelParams& params);
 std::unique_ptr<LearnedModel> make_xgb_model(const ModelParams& params);
 std::unique_ptr<LearnedModel> make_xgb_rank_model(const ModelParams& params);
 std::unique_ptr<LearnedModel> make_mlp_model(const ModelParams& params);
+std::unique_ptr<LearnedModel> make_analytic_model(const ModelParams& params);
 
 namespace {
 using LearnedFactory = std::unique_ptr<LearnedModel> (*)(const ModelParams&);
@@ -26,6 +27,7 @@ const std::vector<LearnedEntry>& learned_registry() {
       {"xgb", make_xgb_model, {"num_rounds", "max_depth", "eta"}},
       {"xgb-rank", make_xgb_rank_model, {"num_rounds", "max_depth", "eta", "code_features"}},
       {"mlp", make_mlp_model, {"hidden", "epochs", "learning_rate", "pairs_per_program", "max_steps"}},
+      {"analytic", make_analytic_model, {}},
   };
   return r;
 }

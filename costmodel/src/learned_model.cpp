@@ -126,7 +126,7 @@ std::vector<double> LearnedModel::predict_features(const std::vector<const Progr
     if (programs[i] && usable(*programs[i])) valid.push_back(programs[i]), where.push_back(i);
   if (valid.empty()) return out;
   if (!fitted_ && base_) return base_->predict_features(programs);
-  if (!fitted_) {  // nothing learned: random scores, as Ansor before its warm-up samples
+  if (!fitted_ && learns()) {  // nothing learned: random scores, as Ansor before its warm-up samples
     std::uniform_real_distribution<double> u(0, 1);
     for (size_t i : where) out[i] = u(rng_);
     return out;
@@ -143,6 +143,7 @@ std::vector<double> LearnedModel::predict_features(const std::vector<const Progr
 void LearnedModel::update(const std::vector<Candidate>& candidates, const std::vector<double>& throughput) {
   TESSEL_CHECK(candidates.size() == throughput.size()) << "cost model " << name() << ": " << candidates.size()
                                                        << " candidates but " << throughput.size() << " throughputs";
+  if (!learns()) return;  // no compile for nothing
   std::vector<Sample> s;
   auto fs = features_of(candidates);
   for (size_t i = 0; i < candidates.size(); ++i) {
@@ -153,6 +154,7 @@ void LearnedModel::update(const std::vector<Candidate>& candidates, const std::v
 }
 
 void LearnedModel::update_samples(const std::vector<Sample>& samples) {
+  if (!learns()) return;
   for (auto& s : samples)
     if (s.features && usable(*s.features)) samples_.push_back(s);
   maybe_fit();
@@ -189,16 +191,18 @@ void LearnedModel::fit_now() {
 
 void LearnedModel::set_base(std::unique_ptr<LearnedModel> base) {
   TESSEL_CHECK(base && base->trained()) << "cost model " << name() << ": a base model must be trained";
-  TESSEL_CHECK(base->name() == name()) << "cost model " << name() << " cannot start from a '" << base->name()
-                                       << "' model (its scores are on another scale); start a '" << base->name()
-                                       << "' model from it, or train a '" << name() << "' base";
   TESSEL_CHECK(base->uses_code_features() == uses_code_features())
       << "cost model " << name() << (uses_code_features() ? " reads" : " does not read")
       << " code features and cannot start from a base that " << (uses_code_features() ? "does not" : "does");
+  TESSEL_CHECK(base->name() == name() || base->name() == "analytic")  // analytic: log2 of a roofline
+      << "cost model " << name() << " cannot start from a '" << base->name() << "' model (its scores are on "
+      << "another scale); start a '" << base->name() << "' model from it, or train a '" << name() << "' base";
   base_ = std::move(base);
 }
 
 void LearnedModel::save(const std::string& path) const {
+  TESSEL_CHECK(learns()) << "cost model " << name() << " learns nothing (it scores from the compiled code alone): "
+                         << "nothing to save to " << path;
   TESSEL_CHECK(!base_) << "cost model " << name() << " was started from a pretrained model and is not saved (its "
                        << "state is a correction of that model); train a model offline with tessel costmodel train";
   TESSEL_CHECK(fitted_) << "cost model " << name() << " is not trained yet (it needs " << params_.min_samples

@@ -205,3 +205,70 @@ TEST_CASE("xgb-rank with code features: learns, saves, and is refused where it d
   CHECK_THROWS_WITH(make_learned_model("xgb", {{"code_features", true}}), Catch::Contains("unknown parameter 'code_features'"));
   std::filesystem::remove(path);
 }
+
+TEST_CASE("the hot loop's roofline (hot_loop_flops_per_cycle) on hand-written assembly", "[costmodel][code]") {
+  // .LBB0_3: 96 FLOPs in 10 instructions (2.5 cycles at 4 a cycle), 3 FMAs (1.5 cycles on 2 pipes), 3 loads
+  // (1.5 cycles on 2 ports), 1 store (1 cycle): issue bound, 96 / 2.5 FLOPs per cycle.
+  CHECK(hot_loop_flops_per_cycle(code_features_from_assembly(kAsm)) == Approx(96.0 / 2.5).epsilon(1e-4));
+  // The scalar loop alone: 1 FLOP in 4 instructions, one cycle.
+  std::string scalar = kAsm;
+  scalar.erase(scalar.find(".LBB0_3:"), scalar.find("\tincq\t%rax") - scalar.find(".LBB0_3:"));
+  CHECK(hot_loop_flops_per_cycle(code_features_from_assembly(scalar)) == Approx(1.0).epsilon(1e-4));
+  // A gather costs ~4 cycles: the same loop with one is slower.
+  std::string gather = kAsm;
+  gather.insert(gather.find("\tvmovups\t%zmm3"), "\tvgatherdps\t(%rdi,%zmm6,4), %zmm7 {%k1}\n");
+  CHECK(hot_loop_flops_per_cycle(code_features_from_assembly(gather)) == Approx(96.0 / (11.0 / 4 + 4)).epsilon(1e-4));
+  // No floating-point loop, or not a feature vector: 0.
+  CHECK(hot_loop_flops_per_cycle(code_features_from_assembly("")) == 0);
+  CHECK(hot_loop_flops_per_cycle({1.0f, 2.0f}) == 0);
+}
+
+TEST_CASE("the analytic model: scores compiled code with no data, learns nothing, is a cold model's prior",
+          "[costmodel][code]") {
+  auto host = codegen::Target::host();
+  if (!code_features_supported(host)) {
+    WARN("skipped: the analytic model reads x86-64 assembly; this host is " << host.triple);
+    return;
+  }
+  auto w = std::make_shared<workload::Workload>(mm64());
+  auto m = make_learned_model("analytic", {{"nthread", 1}});
+  CHECK(m->uses_code_features());
+  CHECK(m->trained());  // from the start
+  auto tiled_trace = register_tiled();
+  std::vector<schedule::Step> naive_trace;
+  std::vector<Candidate> pair = {{w.get(), &naive_trace}, {w.get(), &tiled_trace}};
+  auto s = m->predict(pair);
+  CHECK(s[1] > s[0]);  // the register tile's FMAs per cycle
+  // Its score is the log2 of the roofline estimate.
+  CHECK(s[1] == Approx(std::log2(hot_loop_flops_per_cycle(code_features(mm64(), tiled_trace, host)) + 1.0 / 64)));
+  // Measurements change nothing, and there is nothing to save.
+  m->update(pair, {5e9, 1e9});
+  CHECK(m->num_samples() == 0);
+  CHECK(m->predict(pair) == s);
+  CHECK_THROWS_WITH(m->save("/tmp/tessel_test_analytic.model"), Catch::Contains("learns nothing"));
+  CHECK_THROWS_WITH(make_learned_model("analytic", {{"num_rounds", 3}}), Catch::Contains("unknown parameter"));
+
+  // As the base of an xgb-rank that reads code features (a cold refine model): its scores until the model
+  // has fitted; afterwards it learns what the estimate gets wrong on this run's measurements.
+  auto cold = make_learned_model("xgb-rank", {{"code_features", true}, {"min_samples", 8}, {"num_rounds", 30}, {"nthread", 1}});
+  cold->set_base(make_learned_model("analytic", {{"nthread", 1}}));
+  CHECK(cold->trained());
+  CHECK(cold->predict(pair) == s);
+  auto cands = testing::random_candidates(w, 40, 4242);
+  REQUIRE(cands.size() >= 32);
+  std::vector<Candidate> cs;
+  for (auto& c : cands) cs.push_back({w.get(), &c.trace});
+  // A throughput that inverts the estimate: the fitted model must move away from the base's order.
+  std::vector<double> inverted;
+  for (double x : m->predict(cs)) inverted.push_back(1e9 / (1 + std::exp2(x)));
+  std::vector<Candidate> train(cs.begin(), cs.begin() + 24), test(cs.begin() + 24, cs.end());
+  std::vector<double> truth_test(inverted.begin() + 24, inverted.end());
+  double before = testing::pairwise_accuracy(cold->predict(test), truth_test, 0.05);
+  cold->update(train, std::vector<double>(inverted.begin(), inverted.begin() + 24));
+  double after = testing::pairwise_accuracy(cold->predict(test), truth_test, 0.05);
+  INFO("pairwise accuracy on the inverted order: base alone " << before << ", after the fit " << after);
+  CHECK(after > before);
+  // Only a model that reads code features can start from it.
+  auto plain = make_learned_model("xgb-rank", {{"nthread", 1}});
+  CHECK_THROWS_WITH(plain->set_base(make_learned_model("analytic")), Catch::Contains("code features"));
+}

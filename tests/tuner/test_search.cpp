@@ -255,6 +255,22 @@ TEST_CASE("a refine model re-ranks the shortlist the cost model chose", "[tuner]
   CHECK(unused.asked.empty());
 }
 
+TEST_CASE("the refine stage chooses from the first batch on, before the cost model is trained", "[tuner]") {
+  auto w = wl("matmul:M=64,N=64,K=64");
+  auto space = make_rule_space(w);
+  auto untrained = costmodel::make_cost_model("random");  // never trained: batches would be random samples
+  REQUIRE(!untrained->trained());
+  double alone = best_after("evolutionary", untrained.get(), *space, 16);
+  CountingOracle refine;
+  double refined = best_after("evolutionary", untrained.get(), *space, 16, &refine, 8);
+  INFO("random batches " << alone << ", best of 8x as many random samples by the oracle " << refined);
+  CHECK(refined < alone);
+  // Both batches chose from a shortlist of 8 x 8: random samples, then random samples and mutants of the
+  // first batch's best.
+  REQUIRE(refine.asked.size() == 2);
+  for (size_t n : refine.asked) CHECK(n == 64);
+}
+
 TEST_CASE("the refine stage: cold or the shipped code model on x86-64 CPUs, none elsewhere", "[tuner]") {
   const std::string x86 = "llvm -mtriple=x86_64-pc-linux-gnu";
   CHECK(resolve_refine_model("none", "xgb", x86).empty());
@@ -263,6 +279,8 @@ TEST_CASE("the refine stage: cold or the shipped code model on x86-64 CPUs, none
   CHECK(resolve_refine_model("auto", "xgb", "cuda").empty());
   CHECK(resolve_refine_model("auto", "xgb", "llvm -mtriple=aarch64-linux-gnu").empty());
   CHECK(resolve_refine_model("cold", "random", x86) == "cold");
+  CHECK(resolve_refine_model("analytic", "xgb", x86) == "analytic");
+  CHECK_THROWS_WITH(resolve_refine_model("analytic", "xgb", "cuda"), Catch::Contains("reads x86-64 code"));
   CHECK_THROWS_WITH(resolve_refine_model("cold", "xgb", "cuda"), Catch::Contains("reads x86-64 code"));
   CHECK_THROWS_WITH(resolve_refine_model("/nonexistent.model", "xgb", x86), Catch::Contains("is not a model file"));
   // A pretrained cost model brings the shipped code model when there is one.

@@ -4,7 +4,10 @@
 // score; a batch is the best-scored unseen members, with an epsilon share of random candidates
 // (exploration). Invalid children are rejected before measurement (make_trace fails). With a refine
 // model (SearchStrategy::set_refine_model), the model-chosen part of a batch is the best of a shortlist
-// refine_shortlist times as large, re-ranked by that model.
+// refine_shortlist times as large, re-ranked by that model: the cost model's best population members
+// and, for the share refine_explore (all of it while the cost model is untrained), half mutants of the
+// best measured candidates and half random samples. A refine model that needs no data (the analytic
+// prior of a cold one) so chooses from the first batch on.
 #include <algorithm>
 #include <numeric>
 
@@ -20,15 +23,18 @@ class EvolutionarySearch : public StrategyBase {
     std::set<std::string> taken;
     if (auto first = take_suggested(n, &taken); !first.empty()) return first;  // a batch of their own
     int n_random = std::max(0, int(n * p_.epsilon + 0.5));
-    if (!model_ || !model_->trained()) n_random = n;  // nothing learned yet: explore
+    bool screening = model_ && model_->trained();
+    bool refining = refine_ && refine_->trained() && p_.refine_shortlist > 1;
+    if (!screening && !refining) n_random = n;  // nothing learned yet: explore
     std::vector<Candidate> out;
     if (n_random < n) {
       // Best-scored members not measured before; with a trained refine model, a shortlist of
-      // refine_shortlist times as many (the share refine_explore of it random samples), re-ranked by it.
+      // refine_shortlist times as many (the share refine_explore of it from outside the population, all of
+      // it while the cost model is untrained), re-ranked by it.
       int want = n - n_random;
-      bool refining = refine_ && refine_->trained() && p_.refine_shortlist > 1;
       size_t listed = size_t(want) * size_t(refining ? p_.refine_shortlist : 1);
-      size_t from_model = refining ? listed - size_t(double(listed) * std::clamp(p_.refine_explore, 0.0, 1.0)) : listed;
+      double explore = screening ? std::clamp(p_.refine_explore, 0.0, 1.0) : 1.0;
+      size_t from_model = refining ? listed - size_t(double(listed) * explore) : listed;
       std::vector<Candidate> pop;
       if (from_model > 0) pop = initial_population(&taken);
       for (int g = 0; g < p_.generations && !pop.empty(); ++g) pop = next_generation(pop);
@@ -44,8 +50,10 @@ class EvolutionarySearch : public StrategyBase {
         in_list.insert(pop[i].trace_hash);
         shortlist.push_back(pop[i]);
       }
-      if (refining)
+      if (refining) {  // the rest: half mutants of the best measured (a local search), half random samples
+        for (auto& c : neighbours((listed - shortlist.size()) / 2, &in_list)) shortlist.push_back(std::move(c));
         for (auto& c : draw(listed - shortlist.size(), &in_list)) shortlist.push_back(std::move(c));
+      }
       if (refining && int(shortlist.size()) > want) shortlist = best_by(*refine_, shortlist, size_t(want));
       for (auto& c : shortlist) {
         seen_.insert(c.trace_hash);
@@ -73,13 +81,28 @@ class EvolutionarySearch : public StrategyBase {
     for (size_t i = 0; i < idx.size() && out.size() < k; ++i) out.push_back(std::move(c[idx[i]]));
     return out;
   }
-  std::vector<Candidate> initial_population(std::set<std::string>*) {
-    std::vector<Candidate> pop;
+  /** Up to n fresh mutants of the best measured candidates (the better, the likelier a parent), not in
+   *  taken (added to it): the refine stage's local search. */
+  std::vector<Candidate> neighbours(size_t n, std::set<std::string>* taken) {
+    std::vector<const Measured*> best = best_measured(8);
+    if (best.empty()) return {};
+    std::vector<double> w;
+    for (size_t r = 0; r < best.size(); ++r) w.push_back(1.0 / (1.0 + double(r)));
+    std::discrete_distribution<size_t> pick(w.begin(), w.end());
+    return draw(n, taken, [&] { return mutate(best[pick(rng_)]->c.knobs); });
+  }
+  /** The k fastest measured candidates (that ran), fastest first. */
+  std::vector<const Measured*> best_measured(size_t k) const {
     std::vector<const Measured*> best;
     for (auto& m : history_)
       if (m.throughput > 0) best.push_back(&m);
     std::sort(best.begin(), best.end(), [](auto* a, auto* b) { return a->throughput > b->throughput; });
-    for (size_t i = 0; i < best.size() && int(pop.size()) < p_.population / 2; ++i) pop.push_back(best[i]->c);
+    if (best.size() > k) best.resize(k);
+    return best;
+  }
+  std::vector<Candidate> initial_population(std::set<std::string>*) {
+    std::vector<Candidate> pop;
+    for (auto* m : best_measured(size_t(std::max(0, p_.population / 2)))) pop.push_back(m->c);
     for (int tries = 0; int(pop.size()) < p_.population && tries < p_.population * 8; ++tries) {
       Candidate c;
       if (realize(random_knobs(), &c)) pop.push_back(std::move(c));

@@ -1,6 +1,7 @@
 // Shared machinery of the strategies: random sampling of valid, unseen candidates; mutation and
 // crossover of knob vectors; the measured history.
 #pragma once
+#include <functional>
 #include <random>
 #include <set>
 
@@ -91,12 +92,13 @@ class StrategyBase : public SearchStrategy {
     if (int(out.size()) < n) sample_failures_ = true;
     return out;
   }
-  /** Up to n fresh random candidates not in taken (added to it); not marked as proposed. */
-  std::vector<Candidate> draw(size_t n, std::set<std::string>* taken) {
+  /** Up to n fresh candidates not in taken (added to it), made from knobs() (default: random samples);
+   *  not marked as proposed. */
+  std::vector<Candidate> draw(size_t n, std::set<std::string>* taken, const std::function<KnobValues()>& knobs = {}) {
     std::vector<Candidate> out;
     for (size_t tries = 0; out.size() < n && tries < n * size_t(p_.max_sample_tries); ++tries) {
       Candidate c;
-      if (!realize(random_knobs(), &c) || !fresh(c, *taken)) continue;
+      if (!realize(knobs ? knobs() : random_knobs(), &c) || !fresh(c, *taken)) continue;
       taken->insert(c.trace_hash);
       out.push_back(std::move(c));
     }

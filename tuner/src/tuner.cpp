@@ -93,7 +93,8 @@ bool is_pretrained(const std::string& cost_model) {
   return cost_model == "pretrained" || std::filesystem::is_regular_file(cost_model, ec);
 }
 
-// The refine model (resolve_refine_model's result): a cold xgb-rank that reads code features, or a file.
+// The refine model (resolve_refine_model's result): "cold", an xgb-rank that reads code features and starts
+// from the analytic model (it learns this run's corrections to the roofline estimate); "analytic"; or a file.
 // It shares the run's warm-up and retraining parameters with the cost model.
 std::unique_ptr<costmodel::CostModel> make_refine_model(const std::string& name, uint64_t seed,
                                                         const nlohmann::json& extra) {
@@ -102,7 +103,11 @@ std::unique_ptr<costmodel::CostModel> make_refine_model(const std::string& name,
     if (extra.is_object() && extra.contains(k)) p[k] = extra[k];
   if (name != "cold") return make_model(name, seed, p);
   p["code_features"] = true;
-  return make_model("xgb-rank", seed, p);
+  p["seed"] = seed;
+  p["nthread"] = 1;
+  auto m = costmodel::make_learned_model("xgb-rank", p);
+  m->set_base(costmodel::make_learned_model("analytic", {{"seed", seed}, {"nthread", 1}}));
+  return m;
 }
 
 // The shipped model `path_of` finds, or fallback when there is none; a set env_name that is not a file
@@ -127,11 +132,13 @@ class Tuning {
     target_ = codegen::Target::parse(o.target).to_string();
     cost_model_ = resolve_cost_model(o.cost_model, o.target);  // once: every task and the settings use it
     refine_model_ = resolve_refine_model(o.refine_model, cost_model_, o.target);
-    // The refine stage's random share: a model that learns from this run alone rates the family it has
-    // measured above any other (it cannot extrapolate), so its shortlist is all random samples; a
-    // pretrained cost model's evolved population is worth re-ranking (docs/costmodel.md).
+    // The refine stage's share from outside the population (mutants of the best measured and random
+    // samples): a model that learns from this run alone rates the family it has measured above any other
+    // (it cannot extrapolate), so its shortlist is all drawn; a pretrained cost model's evolved population
+    // is worth re-ranking, with a quarter drawn so that a run its favourites mislead still gets out
+    // (docs/costmodel.md).
     refine_explore_ = o.strategy_params.refine_explore >= 0 ? o.strategy_params.refine_explore
-                      : is_pretrained(cost_model_)           ? 0.0
+                      : is_pretrained(cost_model_)           ? 0.25
                                                              : 1.0;
     TESSEL_CHECK(refine_explore_ <= 1) << "--refine-explore must be in [0, 1], got " << refine_explore_;
     db_ = records::open_database(o.db_path);
@@ -465,7 +472,7 @@ std::string resolve_cost_model(const std::string& name, const std::string& targe
 
 std::string resolve_refine_model(const std::string& name, const std::string& cost_model, const std::string& target_text) {
   if (name == "none") return "";
-  static const char* kValues = "none, auto, cold, pretrained or a model file";
+  static const char* kValues = "none, auto, cold, analytic, pretrained or a model file";
   codegen::Target target = codegen::Target::parse(target_text);
   bool readable = costmodel::code_features_supported(target);
   if (name == "auto") {
@@ -475,7 +482,7 @@ std::string resolve_refine_model(const std::string& name, const std::string& cos
   }
   TESSEL_CHECK(readable) << "--refine-model " << name << ": the refine stage reads x86-64 code and the target is "
                          << target.to_string() << "; use --refine-model none";
-  if (name == "cold") return name;
+  if (name == "cold" || name == "analytic") return name;
   if (name == "pretrained") return costmodel::pretrained_code_model_path();
   std::error_code ec;
   TESSEL_CHECK(std::filesystem::is_regular_file(name, ec))

@@ -28,6 +28,13 @@ const std::vector<std::string>& code_feature_names();
  *  Text without instructions gives zeros. */
 std::vector<float> code_features_from_assembly(const std::string& assembly);
 
+/** An estimate of the FLOPs per cycle of the hot loop, from its code features alone (no data): its FLOPs per
+ *  iteration over the cycles the busiest port class needs on a 4-wide out-of-order x86-64 core (2 FMA or
+ *  vector pipes, 2 loads and 1 store per cycle, a gather ~4 cycles). A roofline of the inner kernel:
+ *  what the "analytic" cost model scores, and the prior of a cold refine model (docs/costmodel.md).
+ *  0 for code without a floating-point loop. */
+double hot_loop_flops_per_cycle(const std::vector<float>& code_features);
+
 /** True when code features can be read for target (x86-64 CPUs). */
 bool code_features_supported(const codegen::Target& target);
 

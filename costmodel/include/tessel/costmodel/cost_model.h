@@ -48,7 +48,8 @@ class CostModel {
 /** Knobs of the models: JSON object (model-specific keys; "seed" for every model). */
 using ModelParams = nlohmann::json;
 
-/** Creates a model by name: "random" (uniform random scores; never trained), "xgb", "xgb-rank", "mlp".
+/** Creates a model by name: "random" (uniform random scores; never trained), "xgb", "xgb-rank", "mlp",
+ *  "analytic" (the compiled hot loop's roofline, code_features.h; trained without data, learns nothing).
  *  Params common to the learned models: "seed", "min_samples" (64: trained() from then on),
  *  "retrain_ratio" (0.2) and "retrain_samples" (64): retrain when the data grew by either; "nthread"
  *  (0 = hardware). Throws UserError listing the known names for an unknown one. */

@@ -53,7 +53,7 @@ class LearnedModel : public CostModel {
 
   std::vector<double> predict(const std::vector<Candidate>& candidates) override;
   void update(const std::vector<Candidate>& candidates, const std::vector<double>& throughput) override;
-  bool trained() const override { return fitted_ || base_ != nullptr; }
+  bool trained() const override { return fitted_ || base_ != nullptr || !learns(); }
   size_t num_samples() const override { return samples_.size(); }
   void save(const std::string& path) const override;
   void load(const std::string& path) override;
@@ -78,7 +78,7 @@ class LearnedModel : public CostModel {
   const codegen::Target& code_target() const { return code_target_; }
 
   /** Starts from a trained model (a pretrained one) of the same kind and the same use of code features
-   *  (another is refused): until this
+   *  (another is refused; a model that reads code features may also start from the "analytic" one): until this
    *  model has fitted its own samples it predicts with base; afterwards models that fit residuals
    *  (fits_residuals(): "xgb", "xgb-rank") learn what base gets wrong on this data and predict base + own,
    *  and the others ("mlp") predict with their own fit alone.
@@ -94,6 +94,9 @@ class LearnedModel : public CostModel {
                    const std::vector<float>* offsets) = 0;
   /** Whether fit() honours offsets (its scores are on the base model's scale and add to them). */
   virtual bool fits_residuals() const { return false; }
+  /** False for a model that scores without data ("analytic"): trained() from the start, samples ignored,
+   *  nothing to save. */
+  virtual bool learns() const { return true; }
   /** Scores of valid (non-empty) programs after a fit or load. */
   virtual std::vector<double> score(const std::vector<const ProgramFeatures*>& programs) = 0;
   /** The fitted state as bytes, and back (throw UserError on malformed bytes). */

@@ -28,10 +28,11 @@ struct StrategyParams {
   int max_sample_tries = 64;   // invalid or already-seen samples tolerated per wanted candidate
   int annealing_steps = 200;   // annealing: steps per batch
   double annealing_temperature = 1.0;
-  int refine_shortlist = 4;    // evolutionary with a refine model: it re-ranks this many x the model-chosen
+  int refine_shortlist = 8;    // evolutionary with a refine model: it re-ranks this many x the model-chosen
                                // part of a batch (the best by the first model) and the best of those are proposed
-  double refine_explore = -1;  // share of that shortlist drawn at random from the space instead of from the
-                               // evolved population (< 0: tune picks, see TuneOptions::refine_model)
+  double refine_explore = -1;  // share of that shortlist drawn from outside the evolved population (half
+                               // mutants of the best measured, half random samples; all of it while the cost
+                               // model is untrained) (< 0: tune picks, see TuneOptions::refine_model)
 };
 
 class SearchStrategy {

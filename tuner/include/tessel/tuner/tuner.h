@@ -34,8 +34,9 @@ struct TuneOptions {
   // "auto": the shipped pretrained model on x86-64 CPU targets (when found), else "xgb".
   std::string cost_model = "auto";
   // The refine stage (SearchStrategy::set_refine_model): a model that reads the compiled code re-ranks the
-  // shortlist the cost model chose. "none"; "cold" (an xgb-rank with code features learning from this
-  // run); "pretrained" (the shipped cpu-x86_64.code.model); a saved model file; or "auto": none when the
+  // shortlist the cost model chose. "none"; "analytic" (the roofline of the compiled hot loop, no data);
+  // "cold" (an xgb-rank with code features learning from this run how it differs from "analytic", which
+  // it starts from); "pretrained" (the shipped cpu-x86_64.code.model); a saved model file; or "auto": none when the
   // cost model is random or the target is not an x86-64 CPU, the shipped one when the cost model is a
   // pretrained file and it is found, else cold.
   std::string refine_model = "auto";
@@ -89,7 +90,7 @@ using ProgressFn = std::function<void(const TuneSummary& now, double eta_s)>;
 std::string resolve_cost_model(const std::string& name, const std::string& target);
 
 /** The refine model a run uses for TuneOptions::refine_model, given the resolved cost model: "" (none),
- *  "cold", or a model file's path. Throws UserError for an unknown value, or a refine model asked for on
+ *  "cold", "analytic", or a model file's path. Throws UserError for an unknown value, or a refine model asked for on
  *  a target whose code cannot be read (not an x86-64 CPU). */
 std::string resolve_refine_model(const std::string& name, const std::string& cost_model, const std::string& target);
 

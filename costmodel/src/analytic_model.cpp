@@ -1,0 +1,40 @@
+// The "analytic" cost model: no data, no training. It compiles each candidate and scores it by
+// hot_loop_flops_per_cycle (code_features.h), the roofline of its inner kernel on a generic 4-wide x86-64
+// core, on a log2 scale. On the held-out workloads it orders 0.80 of the pairs right with nothing measured
+// (docs/costmodel.md), where a learned model is random until its warm-up samples: it is what a cold refine
+// stage starts from (`tessel tune --refine-model cold`: an xgb-rank that learns this run's corrections to
+// it) and can be asked for alone (`--refine-model analytic`, `--cost-model analytic`).
+#include <cmath>
+
+#include "tessel/costmodel/learned_model.h"
+
+namespace tessel::costmodel {
+
+namespace {
+class AnalyticModel : public LearnedModel {
+ public:
+  using LearnedModel::LearnedModel;
+  std::string name() const override { return "analytic"; }
+  bool uses_code_features() const override { return true; }
+
+ protected:
+  bool learns() const override { return false; }
+  void fit(const std::vector<Sample>&, const std::vector<float>&, const std::vector<float>*) override {}
+  std::vector<double> score(const std::vector<const ProgramFeatures*>& programs) override {
+    std::vector<double> out;
+    out.reserve(programs.size());
+    // log2: a kernel twice as fast scores one more, the scale of a pairwise-ranking margin, so a model
+    // that fits residuals on top of this one (set_base) starts from sensible odds.
+    for (auto* p : programs) out.push_back(std::log2(hot_loop_flops_per_cycle(p->code) + 1.0 / 64));
+    return out;
+  }
+  std::string serialize() const override { return {}; }
+  void deserialize(const std::string&) override {}
+};
+}  // namespace
+
+std::unique_ptr<LearnedModel> make_analytic_model(const ModelParams& params) {
+  return std::make_unique<AnalyticModel>(params);
+}
+
+}  // namespace tessel::costmodel
