@@ -10,6 +10,9 @@
 //               refine stage starts from the shipped code model (cpu-x86_64.code.model)
 // Every candidate is measured once per workload: the runs share a measurement cache keyed by the trace,
 // so a schedule two runs both propose has one time (fewer measurements, and no noise between modes).
+// After the runs, the fastest --remeasure-top candidates of the workload are measured --remeasure-rounds
+// more times and their time becomes the median of all their measurements (a first measurement is one
+// noisy sample, and the best of thousands of them is a lucky one: it would raise the mark).
 // "best" is the best throughput any run found for the workload; a run's trials-to-95% is the first trial
 // after which its best is >= 95% of that. A run that never gets there counts as its budget (printed with
 // ">="). Random search draws independent uniform samples, so its trials to the first sample within 95% of
@@ -21,12 +24,18 @@
 // it guides from the third batch on); the pretrained one keeps its defaults (its base model guides from
 // the start and a correction is fitted from 64 samples on: fitted on fewer, it undid the base's ranking). Writes bench/results/search-efficiency.csv (+ -runs.csv).
 //
-//   scripts/bench search-efficiency [--trials 160] [--random-trials N] [--seeds 3] [--model costmodel/pretrained/cpu-x86_64.model]
+// --parallel N runs N workloads at once, each in its own process pinned to its own CPU (a workload's runs
+// and its mark stay in one process; on this machine's 2 cores the benchmark takes half the time).
+//
+//   scripts/bench search-efficiency [--trials 160] [--random-trials N] [--seeds 3] [--parallel 1]
+//                                   [--remeasure-top 8] [--remeasure-rounds 4] [--model costmodel/pretrained/cpu-x86_64.model]
 //                                   [--model-params '{"min_samples":16}'] [--guided-model xgb]
 //                                   [--strategy-params '{"population":128}'] [--modes random,guided,pretrained]
 //                                   [--only SPEC_PART] [--curves FILE.csv] [--refine-model auto|none|...]
 // --modes and --only run a part (for experiments: the ratios need all three modes); --curves writes every
 // run's per-trial GFLOP/s (the tuning curves).
+#include <sched.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -57,6 +66,7 @@ std::string trace_key(const tuner::MeasureInput& in) {
 /** Results of every candidate measured so far (shared by the runs of one workload). */
 struct MeasureCache {
   std::map<std::string, tuner::MeasureResult> results;
+  std::map<std::string, tuner::MeasureInput> inputs;  // of the candidates really run (for re-measuring)
   int64_t measured = 0;  // candidates really built and run
   double best_s = 0;     // best median time so far (early abort of candidates 5x slower, as in tuning)
 };
@@ -82,10 +92,10 @@ class CachingBuilder : public tuner::Builder {
   MeasureCache& cache_;
 };
 
-/** Answers known candidates from the cache, runs the others; logs every result in trial order. */
+/** Answers known candidates from the cache, runs the others; logs every trial's candidate in order. */
 class CachingRunner : public tuner::Runner {
  public:
-  CachingRunner(std::unique_ptr<tuner::Runner> inner, MeasureCache& cache, std::vector<double>& log)
+  CachingRunner(std::unique_ptr<tuner::Runner> inner, MeasureCache& cache, std::vector<std::string>& log)
       : inner_(std::move(inner)), cache_(cache), log_(log) {}
   std::vector<tuner::MeasureResult> run(const std::vector<tuner::MeasureInput>& inputs,
                                         const std::vector<tuner::BuildResult>& builds,
@@ -112,24 +122,25 @@ class CachingRunner : public tuner::Runner {
     for (size_t k = 0; k < where.size(); ++k) {
       out[where[k]] = ran[k];
       cache_.results[trace_key(todo[k])] = ran[k];
+      cache_.inputs[trace_key(todo[k])] = todo[k];
       ++cache_.measured;
       if (ran[k].ok() && (cache_.best_s == 0 || ran[k].median_s() < cache_.best_s)) cache_.best_s = ran[k].median_s();
     }
-    for (size_t i = 0; i < inputs.size(); ++i)
-      log_.push_back(out[i].ok() ? inputs[i].workload->flop_count() / out[i].median_s() / 1e9 : 0.0);
+    for (auto& in : inputs) log_.push_back(trace_key(in));
     return out;
   }
 
  private:
   std::unique_ptr<tuner::Runner> inner_;
   MeasureCache& cache_;
-  std::vector<double>& log_;
+  std::vector<std::string>& log_;
 };
 
 struct Run {
   std::string workload, mode;
   uint64_t seed;
-  std::vector<double> gflops;  // per trial, in order
+  std::vector<std::string> keys;  // the candidate of each trial, in order
+  std::vector<double> gflops;     // per trial (filled after the re-measurement)
 };
 
 /** First trial (1-based) after which the running best reaches target; 0 = never. */
@@ -154,13 +165,223 @@ std::vector<std::string> heldout_workloads(const std::string& list) {
   return out;
 }
 
+struct Settings {
+  std::string model, refine_model, guided_model, dir;
+  nlohmann::json model_params;
+  tuner::StrategyParams strategy_params;
+  std::vector<std::pair<std::string, std::string>> modes;  // (mode, strategy)
+  int64_t trials = 0, random_trials = 0;
+  int seeds = 3, batch = 8, remeasure_top = 8, remeasure_rounds = 4;
+  uint64_t first_seed = 101;
+  bool tty = false;
+  tuner::MeasureOptions measure;
+  int64_t budget_of(const std::string& mode) const { return mode == "random" ? random_trials : trials; }
+};
+
+/** Measures the k fastest candidates again (rounds times each, side by side, in a fresh builder and
+ *  runner) and sets their time to the median of all their measurements. A first measurement is one
+ *  noisy sample; the best of thousands of them is biased upward (a lucky sample), which would move the
+ *  95% mark. Returns the best throughput before the re-measurement. */
+double remeasure(MeasureCache& cache, const workload::Workload& w, const Settings& st) {
+  std::vector<std::pair<double, std::string>> ok;
+  for (auto& [key, r] : cache.results)
+    if (r.ok()) ok.push_back({r.median_s(), key});
+  std::sort(ok.begin(), ok.end());
+  if (ok.empty()) return 0;
+  double before = w.flop_count() / ok.front().first / 1e9;
+  if (ok.size() > size_t(st.remeasure_top)) ok.resize(size_t(st.remeasure_top));
+  if (ok.empty() || st.remeasure_rounds <= 0) return before;
+  std::vector<tuner::MeasureInput> inputs;
+  for (auto& [t, key] : ok) inputs.push_back(cache.inputs.at(key));
+  std::vector<std::vector<double>> medians(inputs.size());
+  for (size_t i = 0; i < ok.size(); ++i) medians[i].push_back(ok[i].first);
+  std::string wd = st.dir + "/remeasure-" + w.key;
+  auto builder = tuner::make_local_builder(wd, 0);
+  auto runner = tuner::make_local_runner(wd);
+  auto built = builder->build(inputs, st.measure);
+  for (int r = 0; r < st.remeasure_rounds; ++r) {
+    auto res = runner->run(inputs, built, st.measure, 0);
+    for (size_t i = 0; i < res.size(); ++i)
+      if (res[i].ok()) medians[i].push_back(res[i].median_s());
+  }
+  for (size_t i = 0; i < ok.size(); ++i) {
+    auto& r = cache.results[ok[i].second];
+    r.run_times_s = {records::median_of(medians[i])};  // the value every trial of this candidate reads
+  }
+  return before;
+}
+
+/** Runs every mode and seed on one workload; the runs' table rows, the summary row, the two ratios (null
+ *  when censored) and the curves' CSV lines, as JSON (so a worker process can hand them back). */
+nlohmann::json run_workload(const std::string& spec, const Settings& st) {
+  auto w = std::make_shared<workload::Workload>(workload::from_spec(spec));
+  MeasureCache cache;
+  std::vector<Run> runs;
+  for (int s = 0; s < st.seeds; ++s)
+    for (auto& [mode, strategy] : st.modes) {
+      Run run{spec, mode, st.first_seed + uint64_t(s), {}, {}};
+      tuner::TuneOptions o;
+      o.tasks = {{w, 1, spec}};
+      o.trials = st.budget_of(mode);
+      o.strategy = strategy;
+      o.cost_model = mode == "random" ? "random" : mode == "guided" ? st.guided_model : st.model;
+      if (mode == "guided") o.model_params = st.model_params;
+      o.refine_model = mode == "random" ? "none" : st.refine_model;
+      o.seed = run.seed;
+      o.strategy_params = st.strategy_params;
+      o.batch_size = st.batch;
+      o.remeasure_top = 0;
+      o.measure = st.measure;
+      o.db_path = st.dir + "/" + mode + std::to_string(s) + "_" + w->key + ".db";
+      std::filesystem::remove(o.db_path);
+      o.make_builder = [&](const std::string& wd, int jobs) {
+        return std::make_unique<CachingBuilder>(tuner::make_local_builder(wd, jobs), cache);
+      };
+      o.make_runner = [&](const std::string& wd) {
+        return std::make_unique<CachingRunner>(tuner::make_local_runner(wd), cache, run.keys);
+      };
+      tuner::tune(o, [&](const tuner::TuneSummary& su, double) {
+        std::fprintf(stderr, "%s  %s %s seed %llu: trials %lld  best %.1f GFLOP/s  (measured %lld)%s",
+                     st.tty ? "\r" : "", spec.c_str(), mode.c_str(), (unsigned long long)run.seed,
+                     (long long)su.total_trials, su.tasks[0].best_gflops, (long long)cache.measured,
+                     st.tty ? "   " : "\n");
+      });
+      runs.push_back(std::move(run));
+    }
+  double first_best = remeasure(cache, *w, st);
+  std::string curves;
+  for (auto& r : runs) {
+    for (auto& k : r.keys) {
+      auto& m = cache.results.at(k);
+      r.gflops.push_back(m.ok() ? w->flop_count() / m.median_s() / 1e9 : 0.0);
+    }
+    for (size_t t = 0; t < r.gflops.size(); ++t)
+      curves += '"' + spec + "\"," + r.mode + ',' + std::to_string(r.seed) + ',' + std::to_string(t + 1) + ',' +
+                bench::fmt(r.gflops[t], 3) + '\n';
+  }
+  double best = 0;
+  for (auto& r : runs)
+    for (double g : r.gflops) best = std::max(best, g);
+  std::map<std::string, std::vector<double>> t95;
+  std::map<std::string, bool> never;
+  int64_t hits = 0, samples = 0;  // random samples within 95% of the best, of all
+  for (auto& r : runs)
+    if (r.mode == "random")
+      for (double g : r.gflops) ++samples, hits += g >= 0.95 * best;
+  nlohmann::json out = {{"runs", nlohmann::json::array()}, {"curves", curves}, {"rg", nullptr}, {"gp", nullptr}};
+  for (auto& r : runs) {
+    int64_t t = trials_to(r.gflops, 0.95 * best);
+    if (t == 0) never[r.mode] = true;
+    t95[r.mode].push_back(double(t == 0 ? st.budget_of(r.mode) : t));
+    out["runs"].push_back(std::vector<std::string>{
+        spec, r.mode, std::to_string(r.seed), std::to_string(r.gflops.size()),
+        bench::fmt(*std::max_element(r.gflops.begin(), r.gflops.end()), 1),
+        t == 0 ? ">" + std::to_string(st.budget_of(r.mode)) : std::to_string(t), std::to_string(cache.measured)});
+  }
+  double tr_runs = records::median_of(t95["random"]), tg = records::median_of(t95["guided"]),
+         tp = records::median_of(t95["pretrained"]);
+  // Random's median trials to the first hit: geometric with p = hits / samples (p < 3 / samples when none).
+  bool rg_bound = hits == 0;
+  double p = samples == 0 ? 0 : (hits > 0 ? double(hits) : 3.0) / double(samples);
+  double tr = p >= 1 ? 1 : p <= 0 ? double(st.random_trials) : std::max(1.0, std::ceil(std::log(0.5) / std::log(1.0 - p)));
+  if (rg_bound) tr = std::max(tr, tr_runs);  // every run also missed: at least the runs' median
+  bool g_bound = never["guided"] && tg >= double(st.trials), p_bound = never["pretrained"] && tp >= double(st.trials);
+  auto ran = [&](const char* m) { return !t95[m].empty(); };  // --modes may leave a mode out
+  if (ran("random") && ran("guided") && !rg_bound && !g_bound) out["rg"] = tr / tg;
+  if (ran("guided") && ran("pretrained") && !g_bound && !p_bound) out["gp"] = tg / tp;
+  // a / b where a or b may be a lower bound (the budget was reached first): ">=" when only a is one,
+  // "<=" when only b is, "n/a" when both are.
+  auto ratio = [](double a, bool a_bound, double b, bool b_bound) {
+    if (a_bound && b_bound) return std::string("n/a");
+    return std::string(a_bound ? ">=" : b_bound ? "<=" : "") + bench::fmt(a / b, 2);
+  };
+  auto show = [&](const char* m, double t) {
+    if (!ran(m)) return std::string("-");
+    return (never[m] && t >= double(st.budget_of(m)) ? ">=" : "") + bench::fmt(t, 0);
+  };
+  auto pair = [&](const char* a, const char* b, const std::string& r) { return ran(a) && ran(b) ? r : "-"; };
+  out["row"] = std::vector<std::string>{
+      spec, bench::fmt(best, 1), show("random", tr_runs),
+      ran("random") ? std::to_string(hits) + "/" + std::to_string(samples) : "-",
+      ran("random") ? (rg_bound ? ">=" : "") + bench::fmt(tr, 0) : "-", show("guided", tg), show("pretrained", tp),
+      pair("random", "guided", ratio(tr, rg_bound, tg, g_bound)),
+      pair("guided", "pretrained", ratio(tg, g_bound, tp, p_bound)), std::to_string(cache.measured),
+      bench::fmt(first_best, 1)};
+  return out;
+}
+
+/** Runs the workloads in worker processes, at most `parallel` at once, each pinned to its own CPU (a
+ *  workload's runs share one measurement cache, so they stay in one process). Results by index; a
+ *  worker that failed leaves null. */
+std::vector<nlohmann::json> run_parallel(const std::vector<std::string>& specs, const Settings& st, int parallel) {
+  std::vector<nlohmann::json> results(specs.size());
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  sched_getaffinity(0, sizeof(allowed), &allowed);
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE && int(cpus.size()) < parallel; ++c)
+    if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
+  std::map<pid_t, std::pair<size_t, int>> running;  // pid -> (workload, cpu)
+  auto file_of = [&](size_t i) { return st.dir + "/result_" + std::to_string(i) + ".json"; };
+  size_t next = 0;
+  while (next < specs.size() || !running.empty()) {
+    while (next < specs.size() && !cpus.empty()) {
+      int cpu = cpus.back();
+      cpus.pop_back();
+      std::fflush(nullptr);
+      pid_t pid = fork();
+      if (pid == 0) {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(cpu, &one);
+        sched_setaffinity(0, sizeof(one), &one);
+        runtime::set_num_threads(1);
+        try {
+          nlohmann::json r = run_workload(specs[next], st);
+          std::ofstream(file_of(next)) << r.dump();
+          std::fflush(nullptr);
+          _exit(0);
+        } catch (const std::exception& e) {
+          std::fprintf(stderr, "search-efficiency: %s: %s\n", specs[next].c_str(), e.what());
+          _exit(1);
+        }
+      }
+      if (pid < 0) {
+        std::fprintf(stderr, "search-efficiency: fork failed; running %s here\n", specs[next].c_str());
+        runtime::set_num_threads(1);
+        results[next] = run_workload(specs[next], st);
+        cpus.push_back(cpu);
+      } else {
+        running[pid] = {next, cpu};
+      }
+      ++next;
+    }
+    int status = 0;
+    pid_t pid = wait(&status);
+    if (pid < 0) break;
+    auto it = running.find(pid);
+    if (it == running.end()) continue;
+    auto [i, cpu] = it->second;
+    running.erase(it);
+    cpus.push_back(cpu);
+    std::ifstream f(file_of(i));
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && f) results[i] = nlohmann::json::parse(f, nullptr, false);
+    if (results[i].is_discarded() || results[i].is_null()) {
+      std::fprintf(stderr, "search-efficiency: the worker of %s failed\n", specs[i].c_str());
+      results[i] = nullptr;
+    }
+  }
+  return results;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string csv, model = TESSEL_SOURCE_DIR "/costmodel/pretrained/cpu-x86_64.model";
   std::string list = TESSEL_SOURCE_DIR "/costmodel/pretrained/workloads.txt", only;
   int64_t trials = 160, random_trials = 0;
-  int seeds = 3, batch = 8;
+  int seeds = 3, batch = 8, parallel = 1, remeasure_top = 8, remeasure_rounds = 4;
+  uint64_t first_seed = 101;
   std::string params_text = "{\"min_samples\":16}", modes_text = "random,guided,pretrained", curves,
               guided_model = "xgb", strategy_text = "{}", refine_model = "auto";
   po::options_description desc("search-efficiency benchmark options");
@@ -170,7 +391,14 @@ int main(int argc, char** argv) {
       "trial budget of the random runs (default: --trials): more samples estimate random search's hit rate "
       "more tightly")(
       "seeds", po::value<int>(&seeds)->default_value(3), "seeds per workload and mode")(
+      "first-seed", po::value<uint64_t>(&first_seed)->default_value(101), "seeds are first-seed, first-seed + 1, ...")(
       "batch", po::value<int>(&batch)->default_value(8), "candidates per round")(
+      "parallel", po::value<int>(&parallel)->default_value(1),
+      "workloads run at once, each in its own process pinned to its own CPU (at most the CPUs allowed)")(
+      "remeasure-top", po::value<int>(&remeasure_top)->default_value(8),
+      "after the runs, the fastest K candidates of a workload are measured again")(
+      "remeasure-rounds", po::value<int>(&remeasure_rounds)->default_value(4),
+      "times each of them is measured again (their time: the median of all; 0 = no re-measurement)")(
       "model", po::value<std::string>(&model), "pretrained model file")(
       "model-params", po::value<std::string>(&params_text), "parameters of the guided mode's (cold) model")(
       "guided-model", po::value<std::string>(&guided_model), "kind of the guided mode's cold model (xgb, xgb-rank, mlp)")(
@@ -214,9 +442,10 @@ int main(int argc, char** argv) {
       else if (k == "population") strategy_params.population = v.get<int>();
       else if (k == "generations") strategy_params.generations = v.get<int>();
       else if (k == "crossover_prob") strategy_params.crossover_prob = v.get<double>();
+      else if (k == "local_mutation") strategy_params.local_mutation = v.get<double>();
       else if (k == "refine_shortlist") strategy_params.refine_shortlist = v.get<int>();
       else if (k == "refine_explore") strategy_params.refine_explore = v.get<double>();
-      else throw std::runtime_error("unknown key '" + k + "' (epsilon, population, generations, crossover_prob, refine_shortlist, refine_explore)");
+      else throw std::runtime_error("unknown key '" + k + "' (epsilon, population, generations, crossover_prob, local_mutation, refine_shortlist, refine_explore)");
     }
   } catch (const std::exception& e) {
     std::cerr << "search-efficiency: --strategy-params: " << e.what() << "\n";
@@ -226,19 +455,30 @@ int main(int argc, char** argv) {
     std::cerr << "search-efficiency: no pretrained model at " << model << " (scripts/train-costmodel makes it)\n";
     return 2;
   }
-  auto specs = heldout_workloads(list);
-  if (specs.empty()) {
+  auto all_specs = heldout_workloads(list);
+  if (all_specs.empty()) {
     std::cerr << "search-efficiency: no 'heldout' workloads in " << list << "\n";
     return 2;
   }
-  std::string dir = (std::filesystem::temp_directory_path() / ("tessel-bench-se-" + std::to_string(getpid()))).string();
-  std::filesystem::create_directories(dir);
-  runtime::set_num_threads(1);
-  std::vector<std::pair<std::string, std::string>> modes;
+  std::vector<std::string> specs;
+  for (auto& spec : all_specs)
+    if (only.empty() || spec.find(only) != std::string::npos) specs.push_back(spec);
+  if (parallel < 1 || remeasure_top < 0 || remeasure_rounds < 0) {
+    std::cerr << "search-efficiency: --parallel must be >= 1, --remeasure-top and --remeasure-rounds >= 0\n";
+    return 2;
+  }
+  Settings st;
+  st.model = model, st.refine_model = refine_model, st.guided_model = guided_model;
+  st.model_params = model_params, st.strategy_params = strategy_params;
+  st.trials = trials, st.random_trials = random_trials > 0 ? random_trials : trials;
+  st.seeds = seeds, st.first_seed = first_seed, st.batch = batch, st.remeasure_top = remeasure_top, st.remeasure_rounds = remeasure_rounds;
+  st.measure.threads = 1;
+  st.dir = (std::filesystem::temp_directory_path() / ("tessel-bench-se-" + std::to_string(getpid()))).string();
+  std::filesystem::create_directories(st.dir);
   for (auto& m : {"random", "guided", "pretrained"})
     if (("," + modes_text + ",").find(std::string(",") + m + ",") != std::string::npos)
-      modes.push_back({m, std::string(m) == "random" ? "random" : "evolutionary"});
-  if (modes.empty()) {
+      st.modes.push_back({m, std::string(m) == "random" ? "random" : "evolutionary"});
+  if (st.modes.empty()) {
     std::cerr << "search-efficiency: --modes names none of random, guided, pretrained\n";
     return 2;
   }
@@ -251,97 +491,30 @@ int main(int argc, char** argv) {
     }
     curves_out << "workload,mode,seed,trial,gflops\n";
   }
-  bool tty = isatty(fileno(stderr));
-  if (random_trials <= 0) random_trials = trials;
-  auto budget_of = [&](const std::string& mode) { return mode == "random" ? random_trials : trials; };
+  st.tty = parallel == 1 && isatty(fileno(stderr));
 
+  std::vector<nlohmann::json> results;
+  if (parallel > 1) {
+    results = run_parallel(specs, st, parallel);
+  } else {
+    runtime::set_num_threads(1);
+    for (auto& spec : specs) results.push_back(run_workload(spec, st));
+  }
   bench::Table runs_table({"workload", "mode", "seed", "trials", "best_gflops", "trials_to_95", "measured"});
   bench::Table table({"workload", "best_gflops", "random_t95_runs", "random_hits", "random_t95", "guided_t95",
-                      "pretrained_t95", "random/guided", "guided/pretrained", "measured"});
+                      "pretrained_t95", "random/guided", "guided/pretrained", "measured", "best_first_gflops"});
   std::vector<double> r_rg, r_gp;  // ratios of workloads where neither side is censored
-  for (auto& spec : specs) {
-    if (!only.empty() && spec.find(only) == std::string::npos) continue;
-    auto w = std::make_shared<workload::Workload>(workload::from_spec(spec));
-    MeasureCache cache;
-    std::vector<Run> runs;
-    for (int s = 0; s < seeds; ++s)
-      for (auto& [mode, strategy] : modes) {
-        Run run{spec, mode, uint64_t(101 + s), {}};
-        tuner::TuneOptions o;
-        o.tasks = {{w, 1, spec}};
-        o.trials = budget_of(mode);
-        o.strategy = strategy;
-        o.cost_model = mode == "random" ? "random" : mode == "guided" ? guided_model : model;
-        if (mode == "guided") o.model_params = model_params;
-        o.refine_model = mode == "random" ? "none" : refine_model;
-        o.seed = run.seed;
-        o.strategy_params = strategy_params;
-        o.batch_size = batch;
-        o.remeasure_top = 0;
-        o.measure.threads = 1;
-        o.db_path = dir + "/" + mode + std::to_string(s) + "_" + w->key + ".db";
-        std::filesystem::remove(o.db_path);
-        o.make_builder = [&](const std::string& wd, int jobs) {
-          return std::make_unique<CachingBuilder>(tuner::make_local_builder(wd, jobs), cache);
-        };
-        o.make_runner = [&](const std::string& wd) {
-          return std::make_unique<CachingRunner>(tuner::make_local_runner(wd), cache, run.gflops);
-        };
-        tuner::tune(o, [&](const tuner::TuneSummary& su, double) {
-          std::fprintf(stderr, "%s  %s %s seed %llu: trials %lld  best %.1f GFLOP/s  (measured %lld)%s",
-                       tty ? "\r" : "", spec.c_str(), mode.c_str(), (unsigned long long)run.seed,
-                       (long long)su.total_trials, su.tasks[0].best_gflops, (long long)cache.measured,
-                       tty ? "   " : "\n");
-        });
-        for (size_t t = 0; curves_out.is_open() && t < run.gflops.size(); ++t)
-          curves_out << '"' << spec << "\"," << mode << ',' << run.seed << ',' << t + 1 << ',' << run.gflops[t] << '\n';
-        curves_out.flush();
-        runs.push_back(std::move(run));
-      }
-    double best = 0;
-    for (auto& r : runs)
-      for (double g : r.gflops) best = std::max(best, g);
-    std::map<std::string, std::vector<double>> t95;
-    std::map<std::string, bool> never;
-    int64_t hits = 0, samples = 0;  // random samples within 95% of the best, of all
-    for (auto& r : runs)
-      if (r.mode == "random")
-        for (double g : r.gflops) ++samples, hits += g >= 0.95 * best;
-    for (auto& r : runs) {
-      int64_t t = trials_to(r.gflops, 0.95 * best);
-      if (t == 0) never[r.mode] = true;
-      t95[r.mode].push_back(double(t == 0 ? budget_of(r.mode) : t));
-      runs_table.add({spec, r.mode, std::to_string(r.seed), std::to_string(r.gflops.size()),
-                      bench::fmt(*std::max_element(r.gflops.begin(), r.gflops.end()), 1),
-                      t == 0 ? ">" + std::to_string(budget_of(r.mode)) : std::to_string(t), std::to_string(cache.measured)});
+  bool failed = false;
+  for (auto& r : results) {
+    if (r.is_null()) {
+      failed = true;
+      continue;
     }
-    double tr_runs = records::median_of(t95["random"]), tg = records::median_of(t95["guided"]),
-           tp = records::median_of(t95["pretrained"]);
-    // Random's median trials to the first hit: geometric with p = hits / samples (p < 3 / samples when none).
-    bool rg_bound = hits == 0;
-    double p = samples == 0 ? 0 : (hits > 0 ? double(hits) : 3.0) / double(samples);
-    double tr = p >= 1 ? 1 : p <= 0 ? double(random_trials) : std::max(1.0, std::ceil(std::log(0.5) / std::log(1.0 - p)));
-    if (rg_bound) tr = std::max(tr, tr_runs);  // every run also missed: at least the runs' median
-    bool g_bound = never["guided"] && tg >= double(trials), p_bound = never["pretrained"] && tp >= double(trials);
-    auto ran = [&](const char* m) { return !t95[m].empty(); };  // --modes may leave a mode out
-    if (ran("random") && ran("guided") && !rg_bound && !g_bound) r_rg.push_back(tr / tg);
-    if (ran("guided") && ran("pretrained") && !g_bound && !p_bound) r_gp.push_back(tg / tp);
-    // a / b where a or b may be a lower bound (the budget was reached first): ">=" when only a is one,
-    // "<=" when only b is, "n/a" when both are.
-    auto ratio = [](double a, bool a_bound, double b, bool b_bound) {
-      if (a_bound && b_bound) return std::string("n/a");
-      return std::string(a_bound ? ">=" : b_bound ? "<=" : "") + bench::fmt(a / b, 2);
-    };
-    auto show = [&](const char* m, double t) {
-      if (!ran(m)) return std::string("-");
-      return (never[m] && t >= double(budget_of(m)) ? ">=" : "") + bench::fmt(t, 0);
-    };
-    auto pair = [&](const char* a, const char* b, const std::string& r) { return ran(a) && ran(b) ? r : "-"; };
-    table.add({spec, bench::fmt(best, 1), show("random", tr_runs),
-               ran("random") ? std::to_string(hits) + "/" + std::to_string(samples) : "-",
-               ran("random") ? (rg_bound ? ">=" : "") + bench::fmt(tr, 0) : "-", show("guided", tg),
-               show("pretrained", tp), pair("random", "guided", ratio(tr, rg_bound, tg, g_bound)),
-               pair("guided", "pretrained", ratio(tg, g_bound, tp, p_bound)), std::to_string(cache.measured)});
+    for (auto& row : r["runs"]) runs_table.add(row.get<std::vector<std::string>>());
+    table.add(r["row"].get<std::vector<std::string>>());
+    if (!r["rg"].is_null()) r_rg.push_back(r["rg"].get<double>());
+    if (!r["gp"].is_null()) r_gp.push_back(r["gp"].get<double>());
+    if (curves_out.is_open()) curves_out << r["curves"].get<std::string>();
   }
   auto geomean = [](const std::vector<double>& v) {
     double s = 0;
@@ -352,15 +525,16 @@ int main(int argc, char** argv) {
     return (v.empty() ? std::string("n/a") : bench::fmt(geomean(v), 2)) + " (" + std::to_string(v.size()) + ")";
   };
   table.add({"geometric mean (workloads with both sides reached)", "", "", "", "", "", "", mean_of(r_rg),
-             mean_of(r_gp), ""});
+             mean_of(r_gp), "", ""});
   std::fprintf(stderr, "\n");
   runs_table.print();
   std::printf("\ntrials to reach 95%% of the best throughput found (median over %d seeds; budget %lld trials, %lld for "
-              "random; random_t95 from the share of random samples within 95%%, random_t95_runs as observed)\n",
-              seeds, (long long)trials, (long long)random_trials);
+              "random; random_t95 from the share of random samples within 95%%, random_t95_runs as observed; the "
+              "best %d candidates re-measured %d times, best_first_gflops before that)\n",
+              seeds, (long long)st.trials, (long long)st.random_trials, remeasure_top, remeasure_rounds);
   table.print();
   if (!table.write_csv(csv)) return 1;
   if (!csv.empty()) runs_table.write_csv(csv.substr(0, csv.size() - 4) + "-runs.csv");
-  std::filesystem::remove_all(dir);
-  return 0;
+  std::filesystem::remove_all(st.dir);
+  return failed ? 1 : 0;
 }

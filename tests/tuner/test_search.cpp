@@ -17,6 +17,7 @@
 #include "tessel/tuner/task_scheduler.h"
 #include "tessel/tuner/tuner.h"
 #include "tessel/costmodel/learned_model.h"
+#include "strategy_base.h"
 
 using namespace tessel;
 using namespace tessel::tuner;
@@ -135,6 +136,68 @@ TEST_CASE("rule space: knobs come from the computation and sampled schedules are
   CHECK(fused);
   auto c3 = make_rule_space(wl("conv2d_nchw:N=1,H=6,W=10,CI=8,CO=16,KH=3,KW=3,stride=1,pad=1"));
   for (auto& k : c3->knobs()) CHECK(k.name.find(".f") == std::string::npos);
+}
+
+namespace {
+// Exposes the strategies' shared mutation.
+class MutationProbe : public tuner::detail::StrategyBase {
+ public:
+  using StrategyBase::StrategyBase;
+  using StrategyBase::mutate;
+  std::vector<Candidate> propose(int) override { return {}; }
+  bool exhausted() const override { return false; }
+  std::string name() const override { return "probe"; }
+};
+}  // namespace
+
+TEST_CASE("local mutation moves one prime factor of a tile between levels", "[tuner]") {
+  using tuner::detail::prime_move;
+  CHECK(prime_move({1, 2, 4}, {2, 1, 4}));   // a 2 from level 1 to level 0
+  CHECK(prime_move({1, 7, 2}, {7, 1, 2}));
+  CHECK(prime_move({1, 2, 4}, {1, 2, 8}));   // from the outer remainder
+  CHECK(prime_move({1, 2, 4}, {1, 2, 2}));   // to it
+  CHECK(prime_move({3}, {1}));
+  CHECK_FALSE(prime_move({1, 2, 4}, {1, 4, 8}));  // two levels grew
+  CHECK_FALSE(prime_move({1, 2, 4}, {1, 8, 1}));  // 4 is not prime
+  CHECK_FALSE(prime_move({2, 3, 1}, {3, 2, 1}));  // different factors
+  CHECK_FALSE(prime_move({1, 2, 4}, {1, 2, 4}));
+  CHECK_FALSE(prime_move({0}, {16}));             // not a factor (an unroll depth)
+  CHECK_FALSE(prime_move({1, 2}, {1, 2, 2}));
+
+  auto w = wl("conv2d_nchw:N=1,H=56,W=56,CI=64,CO=64,KH=3,KW=3,stride=1,pad=1,bias=1,activation=relu");
+  auto space = make_rule_space(w);
+  auto& knobs = space->knobs();
+  std::mt19937_64 rng(3);
+  KnobValues start;
+  for (auto& kn : knobs) start.push_back(std::uniform_int_distribution<int>(0, int(kn.options.size()) - 1)(rng));
+  auto changes = [&](double local) {
+    StrategyParams p;
+    p.local_mutation = local;
+    MutationProbe probe(*space, nullptr, p, {});
+    int moves = 0, prime_moves = 0, steps = 0;  // steps: prime moves or steps to the next option
+    for (int t = 0; t < 400; ++t) {
+      KnobValues k = probe.mutate(start);
+      REQUIRE(k.size() == start.size());
+      for (size_t i = 0; i < k.size(); ++i) {
+        if (k[i] == start[i]) continue;
+        ++moves;
+        auto& a = knobs[i].options[size_t(start[i])];
+        auto& b = knobs[i].options[size_t(k[i])];
+        prime_moves += prime_move(a, b);
+        steps += prime_move(a, b) || std::abs(k[i] - start[i]) == 1;
+      }
+    }
+    REQUIRE(moves > 200);
+    return std::pair<double, double>(double(prime_moves) / moves, double(steps) / moves);
+  };
+  auto [pm_local, near_local] = changes(1.0);
+  auto [pm_any, near_any] = changes(0.0);
+  INFO(pm_local << " " << near_local << " " << pm_any << " " << near_any);
+  // every change is a prime move or (other knobs) a step to the next option, but for the few mutants that
+  // changed one knob twice
+  CHECK(near_local > 0.97);
+  CHECK(pm_local > 0.5);          // most knobs of a convolution are tile sizes
+  CHECK(pm_any < pm_local - 0.2);  // uniform changes mostly jump further
 }
 
 TEST_CASE("knob space (AutoTVM style) with grid search visits every combination once", "[tuner]") {

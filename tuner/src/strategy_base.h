@@ -2,6 +2,7 @@
 // crossover of knob vectors; the measured history.
 #pragma once
 #include <functional>
+#include <map>
 #include <random>
 #include <set>
 
@@ -9,6 +10,31 @@
 #include "tessel/tuner/search_strategy.h"
 
 namespace tessel::tuner::detail {
+
+/** True when b is a with one prime factor p moved between two levels: one entry times p and another
+ *  divided by p, or one entry alone times or divided by p (the factor moved to or from the level outside
+ *  the tuple). Entries must be positive. */
+inline bool prime_move(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  if (a.size() != b.size()) return false;
+  auto prime = [](int64_t p) {
+    if (p < 2) return false;
+    for (int64_t d = 2; d * d <= p; ++d)
+      if (p % d == 0) return false;
+    return true;
+  };
+  int64_t up = 1, down = 1;  // the factor an entry grew by, and the factor one shrank by
+  int changed = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i] <= 0 || b[i] <= 0) return false;
+    if (a[i] == b[i]) continue;
+    if (++changed > 2) return false;
+    if (b[i] % a[i] == 0 && up == 1) up = b[i] / a[i];
+    else if (a[i] % b[i] == 0 && down == 1) down = a[i] / b[i];
+    else return false;
+  }
+  if (changed == 1) return prime(up * down);
+  return changed == 2 && up == down && prime(up);
+}
 
 class StrategyBase : public SearchStrategy {
  public:
@@ -55,15 +81,36 @@ class StrategyBase : public SearchStrategy {
     for (auto& kn : space_.knobs()) k.push_back(std::uniform_int_distribution<int>(0, int(kn.options.size()) - 1)(rng_));
     return k;
   }
+  /** One or two knobs changed: each to a neighbouring option (near(), with probability local_mutation)
+   *  or to any option. */
   KnobValues mutate(KnobValues k) {
     if (k.empty()) return k;
-    int changes = 1 + (std::uniform_real_distribution<double>(0, 1)(rng_) < 0.3);
+    std::uniform_real_distribution<double> u(0, 1);
+    int changes = 1 + (u(rng_) < 0.3);
     for (int c = 0; c < changes; ++c) {
       size_t i = std::uniform_int_distribution<size_t>(0, k.size() - 1)(rng_);
       int n = int(space_.knobs()[i].options.size());
-      if (n > 1) k[i] = std::uniform_int_distribution<int>(0, n - 1)(rng_);
+      if (n <= 1) continue;
+      const std::vector<int>* nb = u(rng_) < p_.local_mutation ? &near(i, k[i]) : nullptr;
+      k[i] = nb && !nb->empty() ? (*nb)[std::uniform_int_distribution<size_t>(0, nb->size() - 1)(rng_)]
+                                : std::uniform_int_distribution<int>(0, n - 1)(rng_);
     }
     return k;
+  }
+  /** Options next to option i of knob k (cached): for tile sizes (options are tuples of positive factors),
+   *  those that move one prime factor between two levels, the implicit outer level included (Ansor's
+   *  tile-size mutation); when there are none, the options before and after i. */
+  const std::vector<int>& near(size_t k, int i) {
+    auto [it, added] = near_.try_emplace({k, i});
+    if (!added) return it->second;
+    auto& opts = space_.knobs()[k].options;
+    for (int j = 0; j < int(opts.size()); ++j)
+      if (j != i && prime_move(opts[size_t(i)], opts[size_t(j)])) it->second.push_back(j);
+    if (it->second.empty()) {
+      if (i > 0) it->second.push_back(i - 1);
+      if (i + 1 < int(opts.size())) it->second.push_back(i + 1);
+    }
+    return it->second;
   }
   KnobValues crossover(const KnobValues& a, const KnobValues& b) {
     KnobValues k = a;
@@ -118,6 +165,7 @@ class StrategyBase : public SearchStrategy {
   std::mt19937_64 rng_;
   std::set<std::string> seen_;
   std::vector<Measured> history_;
+  std::map<std::pair<size_t, int>, std::vector<int>> near_;  // near()'s cache
   bool sample_failures_ = false;
   std::vector<KnobValues> suggested_;  // suggest(): proposed first, in order
 };

@@ -25,6 +25,10 @@ struct StrategyParams {
   int population = 128;        // evolutionary / annealing: points kept per generation
   int generations = 4;         // evolutionary: rounds of mutation + selection per batch
   double crossover_prob = 0.2; // evolutionary: share of children made by crossover
+  double local_mutation = 0;   // share of mutations that step to a neighbouring option (a tile-size knob
+                               // moves one prime factor between two of its levels; other knobs step to the
+                               // option before or after) instead of any option of the knob (default off:
+                               // it did not speed up cold search, docs/tuning.md)
   int max_sample_tries = 64;   // invalid or already-seen samples tolerated per wanted candidate
   int annealing_steps = 200;   // annealing: steps per batch
   double annealing_temperature = 1.0;
