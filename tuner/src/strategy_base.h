@@ -91,7 +91,8 @@ class StrategyBase : public SearchStrategy {
       size_t i = std::uniform_int_distribution<size_t>(0, k.size() - 1)(rng_);
       int n = int(space_.knobs()[i].options.size());
       if (n <= 1) continue;
-      const std::vector<int>* nb = u(rng_) < p_.local_mutation ? &near(i, k[i]) : nullptr;
+      // (no draw when local mutation is off: the random stream stays that of plain mutation)
+      const std::vector<int>* nb = p_.local_mutation > 0 && u(rng_) < p_.local_mutation ? &near(i, k[i]) : nullptr;
       k[i] = nb && !nb->empty() ? (*nb)[std::uniform_int_distribution<size_t>(0, nb->size() - 1)(rng_)]
                                 : std::uniform_int_distribution<int>(0, n - 1)(rng_);
     }
