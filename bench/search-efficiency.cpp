@@ -27,7 +27,7 @@
 // --parallel N runs N workloads at once, each in its own process pinned to its own CPU (a workload's runs
 // and its mark stay in one process; on this machine's 2 cores the benchmark takes half the time).
 //
-//   scripts/bench search-efficiency [--trials 160] [--random-trials N] [--seeds 3] [--parallel 1]
+//   scripts/bench search-efficiency [--trials 160] [--random-trials N] [--seeds 3] [--first-seed 101] [--parallel 1]
 //                                   [--remeasure-top 8] [--remeasure-rounds 4] [--model costmodel/pretrained/cpu-x86_64.model]
 //                                   [--model-params '{"min_samples":16}'] [--guided-model xgb]
 //                                   [--strategy-params '{"population":128}'] [--modes random,guided,pretrained]
