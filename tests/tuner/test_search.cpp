@@ -151,7 +151,6 @@ class MutationProbe : public tuner::detail::StrategyBase {
 }  // namespace
 
 TEST_CASE("local mutation moves one prime factor of a tile between levels", "[tuner]") {
-  using tuner::detail::prime_move;
   CHECK(prime_move({1, 2, 4}, {2, 1, 4}));   // a 2 from level 1 to level 0
   CHECK(prime_move({1, 7, 2}, {7, 1, 2}));
   CHECK(prime_move({1, 2, 4}, {1, 2, 8}));   // from the outer remainder

@@ -48,6 +48,40 @@ std::vector<std::vector<int64_t>> factor_tuples(int64_t extent, int n, const std
   return out;  // divisors ascending: the all-ones tuple comes first
 }
 
+bool prime_move(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  if (a.size() != b.size()) return false;
+  auto prime = [](int64_t p) {
+    if (p < 2) return false;
+    for (int64_t d = 2; d * d <= p; ++d)
+      if (p % d == 0) return false;
+    return true;
+  };
+  int64_t up = 1, down = 1;  // the factor an entry grew by, and the factor one shrank by
+  int changed = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i] <= 0 || b[i] <= 0) return false;
+    if (a[i] == b[i]) continue;
+    if (++changed > 2) return false;
+    if (b[i] % a[i] == 0 && up == 1) up = b[i] / a[i];
+    else if (a[i] % b[i] == 0 && down == 1) down = a[i] / b[i];
+    else return false;
+  }
+  if (changed == 1) return prime(up * down);
+  return changed == 2 && up == down && prime(up);
+}
+
+std::vector<int> neighbour_options(const Knob& knob, int i) {
+  std::vector<int> out;
+  auto& opts = knob.options;
+  for (int j = 0; j < int(opts.size()); ++j)
+    if (j != i && prime_move(opts[size_t(i)], opts[size_t(j)])) out.push_back(j);
+  if (out.empty()) {
+    if (i > 0) out.push_back(i - 1);
+    if (i + 1 < int(opts.size())) out.push_back(i + 1);
+  }
+  return out;
+}
+
 namespace {
 
 class RuleSpace : public SearchSpace, public RuleContext {

@@ -11,31 +11,6 @@
 
 namespace tessel::tuner::detail {
 
-/** True when b is a with one prime factor p moved between two levels: one entry times p and another
- *  divided by p, or one entry alone times or divided by p (the factor moved to or from the level outside
- *  the tuple). Entries must be positive. */
-inline bool prime_move(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
-  if (a.size() != b.size()) return false;
-  auto prime = [](int64_t p) {
-    if (p < 2) return false;
-    for (int64_t d = 2; d * d <= p; ++d)
-      if (p % d == 0) return false;
-    return true;
-  };
-  int64_t up = 1, down = 1;  // the factor an entry grew by, and the factor one shrank by
-  int changed = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (a[i] <= 0 || b[i] <= 0) return false;
-    if (a[i] == b[i]) continue;
-    if (++changed > 2) return false;
-    if (b[i] % a[i] == 0 && up == 1) up = b[i] / a[i];
-    else if (a[i] % b[i] == 0 && down == 1) down = a[i] / b[i];
-    else return false;
-  }
-  if (changed == 1) return prime(up * down);
-  return changed == 2 && up == down && prime(up);
-}
-
 class StrategyBase : public SearchStrategy {
  public:
   StrategyBase(const SearchSpace& space, costmodel::CostModel* model, const StrategyParams& p,
@@ -98,19 +73,10 @@ class StrategyBase : public SearchStrategy {
     }
     return k;
   }
-  /** Options next to option i of knob k (cached): for tile sizes (options are tuples of positive factors),
-   *  those that move one prime factor between two levels, the implicit outer level included (Ansor's
-   *  tile-size mutation); when there are none, the options before and after i. */
+  /** neighbour_options of knob k's option i, cached. */
   const std::vector<int>& near(size_t k, int i) {
     auto [it, added] = near_.try_emplace({k, i});
-    if (!added) return it->second;
-    auto& opts = space_.knobs()[k].options;
-    for (int j = 0; j < int(opts.size()); ++j)
-      if (j != i && prime_move(opts[size_t(i)], opts[size_t(j)])) it->second.push_back(j);
-    if (it->second.empty()) {
-      if (i > 0) it->second.push_back(i - 1);
-      if (i + 1 < int(opts.size())) it->second.push_back(i + 1);
-    }
+    if (added) it->second = neighbour_options(space_.knobs()[k], i);
     return it->second;
   }
   KnobValues crossover(const KnobValues& a, const KnobValues& b) {

@@ -25,6 +25,14 @@ using KnobValues = std::vector<int>;
 /** A choice by knob name: {"C.gpu_tile.i": {8, 8}, ...} (what SearchSpace::describe gives as JSON). */
 using KnobChoice = std::map<std::string, std::vector<int64_t>>;
 
+/** True when option b is option a with one prime factor p moved between two levels of a tile: one entry
+ *  times p and another divided by p, or one entry alone times or divided by p (the factor moved to or from
+ *  the level outside the tuple). Entries must be positive. */
+bool prime_move(const std::vector<int64_t>& a, const std::vector<int64_t>& b);
+/** The options next to option i of a knob (a local mutation's choices): for tile sizes, those one
+ *  prime_move away (Ansor's tile-size mutation); when there are none, the options before and after i. */
+std::vector<int> neighbour_options(const Knob& knob, int i);
+
 class SearchSpace {
  public:
   virtual ~SearchSpace() = default;
