@@ -445,7 +445,8 @@ int main(int argc, char** argv) {
       else if (k == "local_mutation") strategy_params.local_mutation = v.get<double>();
       else if (k == "refine_shortlist") strategy_params.refine_shortlist = v.get<int>();
       else if (k == "refine_explore") strategy_params.refine_explore = v.get<double>();
-      else throw std::runtime_error("unknown key '" + k + "' (epsilon, population, generations, crossover_prob, local_mutation, refine_shortlist, refine_explore)");
+      else if (k == "stall_batches") strategy_params.stall_batches = v.get<int>();
+      else throw std::runtime_error("unknown key '" + k + "' (epsilon, population, generations, crossover_prob, local_mutation, refine_shortlist, refine_explore, stall_batches)");
     }
   } catch (const std::exception& e) {
     std::cerr << "search-efficiency: --strategy-params: " << e.what() << "\n";

@@ -76,6 +76,9 @@ int run_tune(const std::vector<std::string>& args) {
       "refine-explore", po::value<double>(&o.strategy_params.refine_explore)->default_value(-1, "auto"),
       "share of that shortlist drawn from outside the cost model's population: half mutants of the best "
       "measured, half random samples (auto: 1 with a cold cost model, 0.25 with a pretrained one)")(
+      "stall-batches", po::value<int>(&o.strategy_params.stall_batches)->default_value(4),
+      "after this many batches without a new best (1% above the old), that whole shortlist is drawn from "
+      "outside the population until one comes (0: never)")(
       "cost-model-params", po::value<std::string>(&model_params_text),
       "cost-model parameters as a JSON object, e.g. '{\"min_samples\":16}' (docs/costmodel.md)")(
       "transfer", po::bool_switch(&o.transfer),

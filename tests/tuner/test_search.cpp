@@ -242,6 +242,17 @@ class FlatModel : public costmodel::CostModel {
   std::string name() const override { return "flat"; }
 };
 
+// Knows the fake runner's time function and says the opposite: the slowest candidates score best (a
+// pretrained model whose favourites mislead the run).
+class WrongModel : public OracleModel {
+ public:
+  std::vector<double> predict(const std::vector<costmodel::Candidate>& c) override {
+    auto s = OracleModel::predict(c);
+    for (double& x : s) x = -x;
+    return s;
+  }
+};
+
 // The oracle as a refine model: counts what it is asked to score and what it learns from.
 class CountingOracle : public OracleModel {
  public:
@@ -255,11 +266,13 @@ class CountingOracle : public OracleModel {
 };
 
 double best_after(const std::string& strategy, costmodel::CostModel* model, const SearchSpace& space, int trials,
-                  costmodel::CostModel* refine = nullptr, int shortlist = 4, double explore = 0, uint64_t seed = 3) {
+                  costmodel::CostModel* refine = nullptr, int shortlist = 4, double explore = 0, uint64_t seed = 3,
+                  int stall_batches = 4) {
   StrategyParams p;
   p.seed = seed;
   p.refine_shortlist = shortlist;
   p.refine_explore = explore;
+  p.stall_batches = stall_batches;
   auto s = make_search_strategy(strategy, space, model, p);
   if (refine) s->set_refine_model(refine);
   double best = 1e9;
@@ -322,6 +335,24 @@ TEST_CASE("a refine model re-ranks the shortlist the cost model chose", "[tuner]
   CountingOracle unused;
   CHECK(best_after("evolutionary", &flat, *space, 48, &unused, 1) == alone);
   CHECK(unused.asked.empty());
+}
+
+TEST_CASE("a stalled run draws its whole refine shortlist from outside the cost model's population", "[tuner]") {
+  auto w = wl("matmul:M=64,N=64,K=64");
+  auto space = make_rule_space(w);
+  WrongModel wrong;
+  // No share drawn from outside the population (refine_explore 0): the oracle refine model can only choose
+  // among the wrong model's favourites, unless a stall (4 batches without a 1% better best) opens the
+  // shortlist to mutants of the best and random samples.
+  double held = 0, freed = 0;
+  for (uint64_t seed = 20; seed < 25; ++seed) {
+    CountingOracle a, b;
+    held += best_after("evolutionary", &wrong, *space, 96, &a, 8, 0, seed, 0);
+    freed += best_after("evolutionary", &wrong, *space, 96, &b, 8, 0, seed, 4);
+    for (size_t n : b.asked) CHECK(n == 64);  // the shortlist keeps its size
+  }
+  INFO("best times summed over 5 seeds: never released " << held << ", released after 4 batches " << freed);
+  CHECK(freed < 0.8 * held);
 }
 
 TEST_CASE("the refine stage chooses from the first batch on, before the cost model is trained", "[tuner]") {
@@ -652,6 +683,9 @@ TEST_CASE("transfer: tune measures other workloads' best configurations first", 
   CHECK(got2 != want);
   o.transfer_seeds = -1;
   CHECK_THROWS_WITH(tune(o), Catch::Contains("--transfer-seeds must be >= 0"));
+  o.transfer_seeds = 0;
+  o.strategy_params.stall_batches = -1;
+  CHECK_THROWS_WITH(tune(o), Catch::Contains("--stall-batches must be >= 0"));
 }
 
 TEST_CASE("rule seeds: a cuda tuning run measures the GPU rules' hand-written GEMM kernels first", "[tuner]") {

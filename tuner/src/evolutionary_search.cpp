@@ -7,7 +7,8 @@
 // refine_shortlist times as large, re-ranked by that model: the cost model's best population members
 // and, for the share refine_explore (all of it while the cost model is untrained), half mutants of the
 // best measured candidates and half random samples. A refine model that needs no data (the analytic
-// prior of a cold one) so chooses from the first batch on.
+// prior of a cold one) so chooses from the first batch on. After stall_batches batches without a new
+// best, the whole shortlist is drawn so until one comes: the cost model's favourites have stopped paying.
 #include <algorithm>
 #include <numeric>
 
@@ -33,7 +34,8 @@ class EvolutionarySearch : public StrategyBase {
       // it while the cost model is untrained), re-ranked by it.
       int want = n - n_random;
       size_t listed = size_t(want) * size_t(refining ? p_.refine_shortlist : 1);
-      double explore = screening ? std::clamp(p_.refine_explore, 0.0, 1.0) : 1.0;
+      bool stalled = p_.stall_batches > 0 && since_best_ >= p_.stall_batches;
+      double explore = screening && !stalled ? std::clamp(p_.refine_explore, 0.0, 1.0) : 1.0;
       size_t from_model = refining ? listed - size_t(double(listed) * explore) : listed;
       std::vector<Candidate> pop;
       if (from_model > 0) pop = initial_population(&taken);

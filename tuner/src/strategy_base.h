@@ -1,6 +1,7 @@
 // Shared machinery of the strategies: random sampling of valid, unseen candidates; mutation and
 // crossover of knob vectors; the measured history.
 #pragma once
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <random>
@@ -24,10 +25,14 @@ class StrategyBase : public SearchStrategy {
   void set_refine_model(costmodel::CostModel* model) override { refine_ = model; }
 
   void observe(const std::vector<Candidate>& c, const std::vector<double>& t) override {
+    double top = 0;
     for (size_t i = 0; i < c.size(); ++i) {
       seen_.insert(c[i].trace_hash);
       if (!c[i].knobs.empty()) history_.push_back({c[i], t[i]});
+      top = std::max(top, t[i]);
     }
+    since_best_ = top > best_ * 1.01 ? 0 : since_best_ + 1;
+    best_ = std::max(best_, top);
     std::vector<costmodel::Candidate> mc;
     for (auto& x : c) mc.push_back({&space_.workload(), &x.trace});
     if (model_) model_->update(mc, t);
@@ -134,6 +139,8 @@ class StrategyBase : public SearchStrategy {
   std::vector<Measured> history_;
   std::map<std::pair<size_t, int>, std::vector<int>> near_;  // near()'s cache
   bool sample_failures_ = false;
+  double best_ = 0;     // observe(): the best throughput seen
+  int since_best_ = 0;  // observe() calls (batches) since one rose more than 1% above the best before it
   std::vector<KnobValues> suggested_;  // suggest(): proposed first, in order
 };
 

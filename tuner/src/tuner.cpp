@@ -129,6 +129,7 @@ class Tuning {
     TESSEL_CHECK(o.batch_size >= 1) << "batch size must be >= 1";
     TESSEL_CHECK(o.transfer_seeds >= 0) << "--transfer-seeds must be >= 0";
     TESSEL_CHECK(o.strategy_params.refine_shortlist >= 1) << "--refine-shortlist must be >= 1";
+    TESSEL_CHECK(o.strategy_params.stall_batches >= 0) << "--stall-batches must be >= 0";
     target_ = codegen::Target::parse(o.target).to_string();
     cost_model_ = resolve_cost_model(o.cost_model, o.target);  // once: every task and the settings use it
     refine_model_ = resolve_refine_model(o.refine_model, cost_model_, o.target);
@@ -196,6 +197,7 @@ class Tuning {
                                {"refine_model", refine_model_.empty() ? "none" : refine_model_},
                                {"refine_shortlist", o_.strategy_params.refine_shortlist},
                                {"refine_explore", refine_explore_},
+                               {"stall_batches", o_.strategy_params.stall_batches},
                                {"scheduler", o_.scheduler},
                                {"seed", o_.seed},
                                {"trials", o_.trials},

@@ -37,6 +37,10 @@ struct StrategyParams {
   double refine_explore = -1;  // share of that shortlist drawn from outside the evolved population (half
                                // mutants of the best measured, half random samples; all of it while the cost
                                // model is untrained) (< 0: tune picks, see TuneOptions::refine_model)
+  int stall_batches = 4;       // evolutionary with a refine model: after this many batches without a new best
+                               // (1% above the old), the whole shortlist is drawn (as refine_explore 1) until
+                               // one comes (0: never); a pretrained model's favourites can hold a run in one
+                               // family of schedules
 };
 
 class SearchStrategy {
