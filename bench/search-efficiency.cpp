@@ -46,6 +46,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "common/bench_util.h"
@@ -139,6 +140,7 @@ class CachingRunner : public tuner::Runner {
 struct Run {
   std::string workload, mode;
   uint64_t seed;
+  bool extra = false;             // an extra seed: stops at the mark
   std::vector<std::string> keys;  // the candidate of each trial, in order
   std::vector<double> gflops;     // per trial (filled after the re-measurement)
 };
@@ -171,25 +173,29 @@ struct Settings {
   tuner::StrategyParams strategy_params;
   std::vector<std::pair<std::string, std::string>> modes;  // (mode, strategy)
   int64_t trials = 0, random_trials = 0;
-  int seeds = 3, batch = 8, remeasure_top = 8, remeasure_rounds = 4;
+  int seeds = 3, extra_seeds = 0, batch = 8, remeasure_top = 8, remeasure_rounds = 4;
   uint64_t first_seed = 101;
   bool tty = false;
   tuner::MeasureOptions measure;
   int64_t budget_of(const std::string& mode) const { return mode == "random" ? random_trials : trials; }
 };
 
-/** Measures the k fastest candidates again (rounds times each, side by side, in a fresh builder and
- *  runner) and sets their time to the median of all their measurements. A first measurement is one
- *  noisy sample; the best of thousands of them is biased upward (a lucky sample), which would move the
- *  95% mark. Returns the best throughput before the re-measurement. */
-double remeasure(MeasureCache& cache, const workload::Workload& w, const Settings& st) {
+/** Measures the k fastest candidates again, and the candidates `also` names (rounds times each, side by
+ *  side, in a fresh builder and runner) and sets their time to the median of all their measurements. A
+ *  first measurement is one noisy sample; the best of thousands of them is biased upward (a lucky sample),
+ *  which would move the 95% mark. Returns the best throughput before the re-measurement. */
+double remeasure(MeasureCache& cache, const workload::Workload& w, const Settings& st,
+                 const std::set<std::string>& also) {
   std::vector<std::pair<double, std::string>> ok;
   for (auto& [key, r] : cache.results)
     if (r.ok()) ok.push_back({r.median_s(), key});
   std::sort(ok.begin(), ok.end());
   if (ok.empty()) return 0;
   double before = w.flop_count() / ok.front().first / 1e9;
-  if (ok.size() > size_t(st.remeasure_top)) ok.resize(size_t(st.remeasure_top));
+  std::vector<std::pair<double, std::string>> top(ok.begin(), ok.begin() + std::min(ok.size(), size_t(st.remeasure_top)));
+  for (size_t i = top.size(); i < ok.size(); ++i)
+    if (also.count(ok[i].second)) top.push_back(ok[i]);
+  ok = std::move(top);
   if (ok.empty() || st.remeasure_rounds <= 0) return before;
   std::vector<tuner::MeasureInput> inputs;
   for (auto& [t, key] : ok) inputs.push_back(cache.inputs.at(key));
@@ -217,51 +223,81 @@ nlohmann::json run_workload(const std::string& spec, const Settings& st) {
   auto w = std::make_shared<workload::Workload>(workload::from_spec(spec));
   MeasureCache cache;
   std::vector<Run> runs;
+  auto gflops_of = [&](const std::string& key) {
+    auto& m = cache.results.at(key);
+    return m.ok() ? w->flop_count() / m.median_s() / 1e9 : 0.0;
+  };
+  // One tuning run (index: its place among the seeds, for its database); stop_at > 0 ends it after the
+  // batch in which its best reaches stop_at GFLOP/s (read from the cache, as the trials-to-95% below).
+  auto tune_run = [&](const std::string& mode, const std::string& strategy, int index, double stop_at) {
+    Run run{spec, mode, st.first_seed + uint64_t(index), stop_at > 0, {}, {}};
+    tuner::TuneOptions o;
+    o.tasks = {{w, 1, spec}};
+    o.trials = st.budget_of(mode);
+    o.strategy = strategy;
+    o.cost_model = mode == "random" ? "random" : mode == "guided" ? st.guided_model : st.model;
+    if (mode == "guided") o.model_params = st.model_params;
+    o.refine_model = mode == "random" ? "none" : st.refine_model;
+    o.seed = run.seed;
+    o.strategy_params = st.strategy_params;
+    o.batch_size = st.batch;
+    o.remeasure_top = 0;
+    o.measure = st.measure;
+    o.db_path = st.dir + "/" + mode + std::to_string(index) + "_" + w->key + ".db";
+    std::filesystem::remove(o.db_path);
+    o.make_builder = [&](const std::string& wd, int jobs) {
+      return std::make_unique<CachingBuilder>(tuner::make_local_builder(wd, jobs), cache);
+    };
+    o.make_runner = [&](const std::string& wd) {
+      return std::make_unique<CachingRunner>(tuner::make_local_runner(wd), cache, run.keys);
+    };
+    if (stop_at > 0)
+      o.stop_when = [&](const tuner::TuneSummary&) {
+        return std::any_of(run.keys.begin(), run.keys.end(), [&](auto& k) { return gflops_of(k) >= stop_at; });
+      };
+    tuner::tune(o, [&](const tuner::TuneSummary& su, double) {
+      std::fprintf(stderr, "%s  %s %s seed %llu: trials %lld  best %.1f GFLOP/s  (measured %lld)%s",
+                   st.tty ? "\r" : "", spec.c_str(), mode.c_str(), (unsigned long long)run.seed,
+                   (long long)su.total_trials, su.tasks[0].best_gflops, (long long)cache.measured,
+                   st.tty ? "   " : "\n");
+    });
+    runs.push_back(std::move(run));
+  };
   for (int s = 0; s < st.seeds; ++s)
-    for (auto& [mode, strategy] : st.modes) {
-      Run run{spec, mode, st.first_seed + uint64_t(s), {}, {}};
-      tuner::TuneOptions o;
-      o.tasks = {{w, 1, spec}};
-      o.trials = st.budget_of(mode);
-      o.strategy = strategy;
-      o.cost_model = mode == "random" ? "random" : mode == "guided" ? st.guided_model : st.model;
-      if (mode == "guided") o.model_params = st.model_params;
-      o.refine_model = mode == "random" ? "none" : st.refine_model;
-      o.seed = run.seed;
-      o.strategy_params = st.strategy_params;
-      o.batch_size = st.batch;
-      o.remeasure_top = 0;
-      o.measure = st.measure;
-      o.db_path = st.dir + "/" + mode + std::to_string(s) + "_" + w->key + ".db";
-      std::filesystem::remove(o.db_path);
-      o.make_builder = [&](const std::string& wd, int jobs) {
-        return std::make_unique<CachingBuilder>(tuner::make_local_builder(wd, jobs), cache);
-      };
-      o.make_runner = [&](const std::string& wd) {
-        return std::make_unique<CachingRunner>(tuner::make_local_runner(wd), cache, run.keys);
-      };
-      tuner::tune(o, [&](const tuner::TuneSummary& su, double) {
-        std::fprintf(stderr, "%s  %s %s seed %llu: trials %lld  best %.1f GFLOP/s  (measured %lld)%s",
-                     st.tty ? "\r" : "", spec.c_str(), mode.c_str(), (unsigned long long)run.seed,
-                     (long long)su.total_trials, su.tasks[0].best_gflops, (long long)cache.measured,
-                     st.tty ? "   " : "\n");
-      });
-      runs.push_back(std::move(run));
-    }
-  double first_best = remeasure(cache, *w, st);
+    for (auto& [mode, strategy] : st.modes) tune_run(mode, strategy, s, 0);
+  // Each run's two fastest candidates are re-measured with the workload's fastest: a run's end is then
+  // a median too (the pretrained end against the cold end of the same seed).
+  std::set<std::string> ends;
+  for (auto& r : runs) {
+    std::vector<std::pair<double, std::string>> mine;
+    for (auto& k : std::set<std::string>(r.keys.begin(), r.keys.end())) mine.push_back({gflops_of(k), k});
+    std::sort(mine.rbegin(), mine.rend());
+    for (size_t i = 0; i < std::min<size_t>(2, mine.size()); ++i) ends.insert(mine[i].second);
+  }
+  double first_best = remeasure(cache, *w, st, ends);
+  double best = 0;  // the mark: the best of the full runs (the extra ones stop at 95% of it)
+  for (auto& r : runs)
+    for (auto& k : r.keys) best = std::max(best, gflops_of(k));
+  // Extra seeds of the searching modes: each stops once it reaches 95% of the mark, so that a seed costs
+  // only its trials to the mark (what the medians below need), not the whole budget.
+  for (int e = 0; e < st.extra_seeds; ++e)
+    for (auto& [mode, strategy] : st.modes)
+      if (mode != "random") tune_run(mode, strategy, st.seeds + e, 0.95 * best);
   std::string curves;
   for (auto& r : runs) {
-    for (auto& k : r.keys) {
-      auto& m = cache.results.at(k);
-      r.gflops.push_back(m.ok() ? w->flop_count() / m.median_s() / 1e9 : 0.0);
-    }
+    for (auto& k : r.keys) r.gflops.push_back(gflops_of(k));
     for (size_t t = 0; t < r.gflops.size(); ++t)
       curves += '"' + spec + "\"," + r.mode + ',' + std::to_string(r.seed) + ',' + std::to_string(t + 1) + ',' +
                 bench::fmt(r.gflops[t], 3) + '\n';
   }
-  double best = 0;
-  for (auto& r : runs)
-    for (double g : r.gflops) best = std::max(best, g);
+  // The pretrained run's end against the guided run's end of the same seed (full runs; re-measured).
+  double end_ratio = 0;
+  for (auto& p : runs)
+    for (auto& g : runs)
+      if (!p.extra && !g.extra && p.mode == "pretrained" && g.mode == "guided" && p.seed == g.seed) {
+        double rp = *std::max_element(p.gflops.begin(), p.gflops.end()), rg = *std::max_element(g.gflops.begin(), g.gflops.end());
+        if (rg > 0) end_ratio = end_ratio == 0 ? rp / rg : std::min(end_ratio, rp / rg);
+      }
   std::map<std::string, std::vector<double>> t95;
   std::map<std::string, bool> never;
   int64_t hits = 0, samples = 0;  // random samples within 95% of the best, of all
@@ -276,7 +312,8 @@ nlohmann::json run_workload(const std::string& spec, const Settings& st) {
     out["runs"].push_back(std::vector<std::string>{
         spec, r.mode, std::to_string(r.seed), std::to_string(r.gflops.size()),
         bench::fmt(*std::max_element(r.gflops.begin(), r.gflops.end()), 1),
-        t == 0 ? ">" + std::to_string(st.budget_of(r.mode)) : std::to_string(t), std::to_string(cache.measured)});
+        t == 0 ? ">" + std::to_string(st.budget_of(r.mode)) : std::to_string(t), std::to_string(cache.measured),
+        r.extra ? "extra" : "full"});
   }
   double tr_runs = records::median_of(t95["random"]), tg = records::median_of(t95["guided"]),
          tp = records::median_of(t95["pretrained"]);
@@ -306,7 +343,8 @@ nlohmann::json run_workload(const std::string& spec, const Settings& st) {
       ran("random") ? (rg_bound ? ">=" : "") + bench::fmt(tr, 0) : "-", show("guided", tg), show("pretrained", tp),
       pair("random", "guided", ratio(tr, rg_bound, tg, g_bound)),
       pair("guided", "pretrained", ratio(tg, g_bound, tp, p_bound)), std::to_string(cache.measured),
-      bench::fmt(first_best, 1)};
+      bench::fmt(first_best, 1), std::to_string(t95["guided"].size()) + "/" + std::to_string(t95["pretrained"].size()),
+      end_ratio > 0 ? bench::fmt(end_ratio, 3) : "-"};
   return out;
 }
 
@@ -380,7 +418,7 @@ int main(int argc, char** argv) {
   std::string csv, model = TESSEL_SOURCE_DIR "/costmodel/pretrained/cpu-x86_64.model";
   std::string list = TESSEL_SOURCE_DIR "/costmodel/pretrained/workloads.txt", only;
   int64_t trials = 160, random_trials = 0;
-  int seeds = 3, batch = 8, parallel = 1, remeasure_top = 8, remeasure_rounds = 4;
+  int seeds = 3, extra_seeds = 0, batch = 8, parallel = 1, remeasure_top = 8, remeasure_rounds = 4;
   uint64_t first_seed = 101;
   std::string params_text = "{\"min_samples\":16}", modes_text = "random,guided,pretrained", curves,
               guided_model = "xgb", strategy_text = "{}", refine_model = "auto";
@@ -391,6 +429,9 @@ int main(int argc, char** argv) {
       "trial budget of the random runs (default: --trials): more samples estimate random search's hit rate "
       "more tightly")(
       "seeds", po::value<int>(&seeds)->default_value(3), "seeds per workload and mode")(
+      "extra-seeds", po::value<int>(&extra_seeds)->default_value(0),
+      "more seeds of the guided and pretrained modes after the mark is set, each stopping once it reaches 95% "
+      "of it (their medians count every seed; the mark and random's share come from the full runs)")(
       "first-seed", po::value<uint64_t>(&first_seed)->default_value(101), "seeds are first-seed, first-seed + 1, ...")(
       "batch", po::value<int>(&batch)->default_value(8), "candidates per round")(
       "parallel", po::value<int>(&parallel)->default_value(1),
@@ -464,15 +505,16 @@ int main(int argc, char** argv) {
   std::vector<std::string> specs;
   for (auto& spec : all_specs)
     if (only.empty() || spec.find(only) != std::string::npos) specs.push_back(spec);
-  if (parallel < 1 || remeasure_top < 0 || remeasure_rounds < 0) {
-    std::cerr << "search-efficiency: --parallel must be >= 1, --remeasure-top and --remeasure-rounds >= 0\n";
+  if (parallel < 1 || seeds < 1 || extra_seeds < 0 || remeasure_top < 0 || remeasure_rounds < 0) {
+    std::cerr << "search-efficiency: --parallel and --seeds must be >= 1, --extra-seeds, --remeasure-top and "
+                 "--remeasure-rounds >= 0\n";
     return 2;
   }
   Settings st;
   st.model = model, st.refine_model = refine_model, st.guided_model = guided_model;
   st.model_params = model_params, st.strategy_params = strategy_params;
   st.trials = trials, st.random_trials = random_trials > 0 ? random_trials : trials;
-  st.seeds = seeds, st.first_seed = first_seed, st.batch = batch, st.remeasure_top = remeasure_top, st.remeasure_rounds = remeasure_rounds;
+  st.seeds = seeds, st.extra_seeds = extra_seeds, st.first_seed = first_seed, st.batch = batch, st.remeasure_top = remeasure_top, st.remeasure_rounds = remeasure_rounds;
   st.measure.threads = 1;
   st.dir = (std::filesystem::temp_directory_path() / ("tessel-bench-se-" + std::to_string(getpid()))).string();
   std::filesystem::create_directories(st.dir);
@@ -501,9 +543,10 @@ int main(int argc, char** argv) {
     runtime::set_num_threads(1);
     for (auto& spec : specs) results.push_back(run_workload(spec, st));
   }
-  bench::Table runs_table({"workload", "mode", "seed", "trials", "best_gflops", "trials_to_95", "measured"});
+  bench::Table runs_table({"workload", "mode", "seed", "trials", "best_gflops", "trials_to_95", "measured", "run"});
   bench::Table table({"workload", "best_gflops", "random_t95_runs", "random_hits", "random_t95", "guided_t95",
-                      "pretrained_t95", "random/guided", "guided/pretrained", "measured", "best_first_gflops"});
+                      "pretrained_t95", "random/guided", "guided/pretrained", "measured", "best_first_gflops",
+                      "seeds_guided/pretrained", "pretrained_end/guided_end_min"});
   std::vector<double> r_rg, r_gp;  // ratios of workloads where neither side is censored
   bool failed = false;
   for (auto& r : results) {
@@ -526,13 +569,15 @@ int main(int argc, char** argv) {
     return (v.empty() ? std::string("n/a") : bench::fmt(geomean(v), 2)) + " (" + std::to_string(v.size()) + ")";
   };
   table.add({"geometric mean (workloads with both sides reached)", "", "", "", "", "", "", mean_of(r_rg),
-             mean_of(r_gp), "", ""});
+             mean_of(r_gp), "", "", "", ""});
   std::fprintf(stderr, "\n");
   runs_table.print();
-  std::printf("\ntrials to reach 95%% of the best throughput found (median over %d seeds; budget %lld trials, %lld for "
-              "random; random_t95 from the share of random samples within 95%%, random_t95_runs as observed; the "
-              "best %d candidates re-measured %d times, best_first_gflops before that)\n",
-              seeds, (long long)st.trials, (long long)st.random_trials, remeasure_top, remeasure_rounds);
+  std::printf("\ntrials to reach 95%% of the best throughput found (median over %d seeds, + %d for guided and "
+              "pretrained that stop at the mark; budget %lld trials, %lld for random; random_t95 from the share of "
+              "random samples within 95%%, random_t95_runs as observed; the best %d candidates and each full run's "
+              "best 2 re-measured %d times, best_first_gflops before that; pretrained_end/guided_end_min: the "
+              "lowest over the seeds of the pretrained run's best over the guided run's)\n",
+              seeds, extra_seeds, (long long)st.trials, (long long)st.random_trials, remeasure_top, remeasure_rounds);
   table.print();
   if (!table.write_csv(csv)) return 1;
   if (!csv.empty()) runs_table.write_csv(csv.substr(0, csv.size() - 4) + "-runs.csv");

@@ -490,6 +490,26 @@ TEST_CASE("a time budget stops the run", "[tuner]") {
   CHECK(s.total_trials < 100000);
 }
 
+TEST_CASE("stop_when ends the run after the batch in which it first holds", "[tuner]") {
+  auto w = wl("matmul:M=64,N=64,K=64");
+  auto o = fake_options(temp_db("stop"), {{w, 1, "mm"}}, 200);
+  o.batch_size = 8;
+  // Stop once the best is within 10% of a full run's best: the stopped run must reach it, and its
+  // records must be exactly the trials it ran.
+  auto full = tune(fake_options(temp_db("stopfull"), {{w, 1, "mm"}}, 200));
+  double mark = full.tasks[0].best_gflops * 0.9;
+  int calls = 0;
+  o.stop_when = [&](const TuneSummary& now) {
+    ++calls;
+    return now.tasks[0].best_gflops >= mark;
+  };
+  auto s = tune(o);
+  CHECK(s.tasks[0].best_gflops >= mark);
+  CHECK(s.total_trials < 200);
+  CHECK(s.total_trials == int64_t(calls) * 8);  // checked after every batch, none after the stop
+  CHECK(records::open_database(o.db_path)->records({w->key, "", false, false, 0}).size() == size_t(s.total_trials));
+}
+
 TEST_CASE("a real tuning run through the local builder and worker", "[tuner][local]") {
   auto w = wl("matmul:M=32,N=48,K=24");
   TuneOptions o;

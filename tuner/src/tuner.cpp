@@ -222,6 +222,7 @@ class Tuning {
       if (ti < 0) break;
       measure_batch(runs_[ti]);
       report_progress();
+      if (o_.stop_when && o_.stop_when(summary())) break;
     }
     for (auto& r : runs_) remeasure(r);
     TuneSummary s = summary();

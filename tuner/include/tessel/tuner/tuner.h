@@ -23,6 +23,8 @@ struct TuneTask {
   std::string name;   // for display (defaults to the workload spec)
 };
 
+struct TuneSummary;
+
 struct TuneOptions {
   std::vector<TuneTask> tasks;
   int64_t trials = 200;           // measured candidates over all tasks (resumed records count)
@@ -57,6 +59,9 @@ struct TuneOptions {
   // Test and extension hooks (the defaults are the local builder and runner):
   std::function<std::unique_ptr<Builder>(const std::string& work_dir, int jobs)> make_builder;
   std::function<std::unique_ptr<Runner>(const std::string& work_dir)> make_runner;
+  // Checked after every batch; true ends the run there, as the trial budget would (the search-efficiency
+  // benchmark stops a run once it reaches its mark). Empty = never.
+  std::function<bool(const TuneSummary& now)> stop_when;
 };
 
 /** What the progress callback and the final summary see. */
