@@ -24,10 +24,17 @@
 // it guides from the third batch on); the pretrained one keeps its defaults (its base model guides from
 // the start and a correction is fitted from 64 samples on: fitted on fewer, it undid the base's ranking). Writes bench/results/search-efficiency.csv (+ -runs.csv).
 //
+// --extra-seeds E adds E seeds of the guided and pretrained modes after the mark is set; each stops after
+// the batch in which it reaches 95% of the mark (TuneOptions::stop_when), so a seed costs its trials to
+// the mark, not the budget, and the medians are over seeds + E runs (3 seeds move a median 2x between
+// runs of the same code). The mark and random's share come from the full runs only. Each full run's two
+// fastest candidates are re-measured with the workload's top ones, so its end is a median too:
+// pretrained_end/guided_end_min compares the pretrained run's end with the cold run's of the same seed.
+//
 // --parallel N runs N workloads at once, each in its own process pinned to its own CPU (a workload's runs
 // and its mark stay in one process; on this machine's 2 cores the benchmark takes half the time).
 //
-//   scripts/bench search-efficiency [--trials 160] [--random-trials N] [--seeds 3] [--first-seed 101] [--parallel 1]
+//   scripts/bench search-efficiency [--trials 160] [--random-trials N] [--seeds 3] [--extra-seeds 0] [--first-seed 101] [--parallel 1]
 //                                   [--remeasure-top 8] [--remeasure-rounds 4] [--model costmodel/pretrained/cpu-x86_64.model]
 //                                   [--model-params '{"min_samples":16}'] [--guided-model xgb]
 //                                   [--strategy-params '{"population":128}'] [--modes random,guided,pretrained]

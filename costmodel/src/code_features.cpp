@@ -9,6 +9,10 @@
 //                    div, min, max: lanes; lanes = register bytes / element bytes, 1 for scalar ss/sd)
 //   memory           an operand with "(": a store when it is the last operand (AT&T: destination), else a
 //                    load; lea and prefetch are not accesses; rsp/rbp-relative ones are stack (spills)
+//   chains           a float instruction that reads the register it writes (an FMA, vaddps x, acc, acc)
+//                    updates an accumulator; one that writes a register without reading it (a load, a
+//                    broadcast, a zeroing xor) starts a new value, so that register carries nothing into
+//                    the next iteration. The longest chain is the most updates of a carried register.
 #include "tessel/costmodel/code_features.h"
 
 #include <algorithm>
@@ -41,6 +45,7 @@ enum CodeFeature {
   kFlopsPerLoad,      // FLOPs / max(1, loads)
   kFlopsPerStore,     // FLOPs / max(1, stores)
   kHotVectorArith,    // float arithmetic other than FMA
+  kHotChain,          // the longest loop-carried chain: updates per iteration of one accumulator register
 };
 
 struct Instruction {
@@ -64,6 +69,30 @@ int lanes_of(const Instruction& in) {
 
 bool is_fma(const std::string& m) {
   return starts_with(m, "vfmadd") || starts_with(m, "vfmsub") || starts_with(m, "vfnmadd") || starts_with(m, "vfnmsub");
+}
+
+/** The operands, split at the commas outside parentheses, trimmed. */
+std::vector<std::string> operand_list(const std::string& operands) {
+  std::vector<std::string> out(1);
+  int depth = 0;
+  for (char c : operands) {
+    if (c == ',' && depth == 0) {
+      out.emplace_back();
+      continue;
+    }
+    depth += c == '(' ? 1 : c == ')' ? -1 : 0;
+    if (c != ' ' && c != '\t') out.back() += c;
+  }
+  return out;
+}
+
+/** "v3" for %xmm3, %ymm3 and %zmm3 (one register; a mask suffix "{%k1}" dropped), else "". */
+std::string vector_register(const std::string& operand) {
+  if (!starts_with(operand, "%xmm") && !starts_with(operand, "%ymm") && !starts_with(operand, "%zmm")) return "";
+  size_t end = operand.find('{');
+  std::string reg = "v";
+  reg.append(operand, 4, end == std::string::npos ? std::string::npos : end - 4);
+  return reg;
 }
 
 bool is_float_arith(const std::string& m) {
@@ -107,7 +136,7 @@ const std::vector<std::string>& code_feature_names() {
   static const std::vector<std::string> names = {
       "instructions", "loops",       "hot_flops",        "hot_instructions", "hot_fma",       "hot_fma_lanes",
       "hot_loads",    "hot_stores",  "hot_stack",        "hot_broadcasts",   "hot_scalar_float", "hot_gathers",
-      "flops_per_instruction", "flops_per_load", "flops_per_store", "hot_vector_arith"};
+      "flops_per_instruction", "flops_per_load", "flops_per_store", "hot_vector_arith", "hot_chain"};
   return names;
 }
 
@@ -134,9 +163,23 @@ std::vector<float> code_features_from_assembly(const std::string& assembly) {
     });
     if (!innermost) continue;
     std::vector<double> h(kCodeFeatureLength, 0.0);
+    std::map<std::string, int> updates;  // carried register -> updates per iteration (-1: not carried)
     for (size_t i = l.begin; i <= l.end; ++i) {
       const Instruction& in = ins[i];
       const std::string& m = in.mnemonic;
+      std::vector<std::string> ops = operand_list(in.operands);
+      for (auto& o : ops) o = vector_register(o);
+      const std::string& dest = ops.back();
+      if (!dest.empty()) {
+        bool reads = std::find(ops.begin(), ops.end() - 1, dest) != ops.end() - 1;
+        bool arith = is_fma(m) || is_float_arith(m);
+        int& u = updates.try_emplace(dest, 0).first->second;
+        if (arith && (reads || is_fma(m)) && !starts_with(m, "vxor")) {
+          if (u >= 0) ++u;
+        } else {
+          u = -1;  // a new value: nothing carried from the last iteration
+        }
+      }
       if (is_fma(m)) {
         int lanes = lanes_of(in);
         h[kHotFma] += 1;
@@ -160,6 +203,7 @@ std::vector<float> code_features_from_assembly(const std::string& assembly) {
           h[kHotStack] += 1;
       }
     }
+    for (auto& [reg, u] : updates) h[kHotChain] = std::max(h[kHotChain], double(u));
     if (h[kHotFlops] <= best_flops) continue;
     best_flops = h[kHotFlops];
     double n = double(l.end - l.begin + 1);
@@ -181,7 +225,7 @@ double hot_loop_flops_per_cycle(const std::vector<float>& code) {
   if (flops <= 0) return 0;
   double arith = count(kHotFma) + count(kHotVectorArith);
   double cycles = std::max({count(kHotInstructions) / 4.0, arith / 2.0, count(kHotLoads) / 2.0,
-                            count(kHotStores) / 1.0, 1.0}) +
+                            count(kHotStores) / 1.0, 4.0 * count(kHotChain), 1.0}) +
                   4.0 * count(kHotGathers);
   return flops / cycles;
 }

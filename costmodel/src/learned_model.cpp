@@ -216,8 +216,10 @@ void LearnedModel::save(const std::string& path) const {
                       {"checksum", fnv1a64(payload)},
                       {"samples", fitted_at_}};
   if (uses_code_features()) {
-    h["code_feature_version"] = kCodeFeatureVersion;
-    h["code_feature_length"] = int(kCodeFeatureLength);
+    int version = kCodeFeatureVersion;
+    while (version > 1 && code_feature_length_of(version) != code_length_) --version;
+    h["code_feature_version"] = version;
+    h["code_feature_length"] = code_length_;
   }
   std::string tmp = path + ".tmp";
   {
@@ -267,11 +269,13 @@ void LearnedModel::load(const std::string& path) {
       << name() << " model " << (uses_code_features() ? "reads" : "does not read")
       << " them; load it with load_cost_model (tessel costmodel eval, tessel tune --cost-model FILE)";
   if (file_code) {
-    int cv = h["code_feature_version"].get<int>();
-    TESSEL_CHECK(cv == kCodeFeatureVersion && h.value("code_feature_length", -1) == kCodeFeatureLength)
-        << path << " was trained on code feature version " << cv << " (length " << h.value("code_feature_length", -1)
-        << "), this tessel extracts version " << kCodeFeatureVersion << " (length " << int(kCodeFeatureLength)
-        << "); retrain the model on measured records and save it again";
+    // An earlier version is a prefix of this one: the model reads the first features it was trained on.
+    int cv = h["code_feature_version"].get<int>(), cl = h.value("code_feature_length", -1);
+    TESSEL_CHECK(cv >= 1 && cv <= kCodeFeatureVersion && cl == code_feature_length_of(cv))
+        << path << " was trained on code feature version " << cv << " (length " << cl << "), this tessel extracts version "
+        << kCodeFeatureVersion << " (length " << int(kCodeFeatureLength) << ") and reads versions 1 to "
+        << kCodeFeatureVersion << "; retrain the model on measured records and save it again";
+    code_length_ = cl;
   }
   size_t n = h["payload_bytes"].get<size_t>();
   std::string payload(n, '\0');

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <sstream>
 
 #include "candidates.h"
 #include "tessel/costmodel/code_features.h"
@@ -76,7 +77,7 @@ std::vector<schedule::Step> register_tiled() {
 }  // namespace
 
 TEST_CASE("code features: layout named and versioned", "[costmodel][code]") {
-  CHECK(kCodeFeatureVersion == 1);
+  CHECK(kCodeFeatureVersion == 2);
   const auto& n = code_feature_names();
   REQUIRE(int(n.size()) == kCodeFeatureLength);
   CHECK(std::set<std::string>(n.begin(), n.end()).size() == n.size());
@@ -104,6 +105,7 @@ TEST_CASE("code features: the hot loop of hand-written assembly", "[costmodel][c
   CHECK(f[at("flops_per_load")] == Approx(lg(96.0 / 3)));
   CHECK(f[at("flops_per_store")] == Approx(lg(96.0)));
   CHECK(f[at("hot_vector_arith")] == Approx(lg(0)));
+  CHECK(f[at("hot_chain")] == Approx(lg(1)));  // zmm3 and zmm4 once each; zmm5 is reloaded first
 
   // Without the hot loop, the scalar loop is the hot one.
   std::string scalar = kAsm;
@@ -120,6 +122,40 @@ TEST_CASE("code features: the hot loop of hand-written assembly", "[costmodel][c
     REQUIRE(int(z.size()) == kCodeFeatureLength);
     for (float x : z) CHECK(x == 0.0f);
   }
+}
+
+TEST_CASE("code features: the longest accumulator chain bounds the roofline", "[costmodel][code]") {
+  // Two accumulators, zmm0 updated three times an iteration (once through its xmm name's register
+  // number), zmm1 once; zmm2 is zeroed first and zmm3 loaded first: they carry nothing.
+  const char* chained = R"(
+.LBB1_1:
+	vbroadcastss	(%rdi,%rax,4), %zmm8
+	vfmadd231ps	(%rsi), %zmm8, %zmm0
+	vfmadd231ps	64(%rsi), %zmm8, %zmm0
+	vaddps	%zmm8, %zmm0, %zmm0
+	vfmadd231ps	128(%rsi), %zmm8, %zmm1
+	vxorps	%xmm2, %xmm2, %xmm2
+	vfmadd231ps	%zmm8, %zmm8, %zmm2
+	vmovups	(%rdx), %zmm3
+	vfmadd231ps	%zmm8, %zmm8, %zmm3
+	vfmadd231ps	%zmm8, %zmm8, %zmm10
+	incq	%rax
+	cmpq	%rcx, %rax
+	jne	.LBB1_1
+)";
+  auto f = code_features_from_assembly(chained);
+  CHECK(f[at("hot_chain")] == Approx(lg(3)));
+  // 6 FMAs + 1 add (3.5 cycles on 2 pipes), 13 instructions (3.25 cycles), 5 loads (2.5 cycles): the 3
+  // updates of zmm0 (12 cycles of latency) decide.
+  double flops = 6 * 32 + 16;
+  CHECK(hot_loop_flops_per_cycle(f) == Approx(flops / 12));
+  // Give every update its own register: one FMA's latency (4 cycles) is all that is left of the chain.
+  std::string spread = chained;
+  spread.replace(spread.find("%zmm0\n"), 6, "%zmm4\n");
+  spread.replace(spread.find("%zmm0, %zmm0"), 12, "%zmm0, %zmm5");
+  auto g = code_features_from_assembly(spread);
+  CHECK(g[at("hot_chain")] == Approx(lg(1)));
+  CHECK(hot_loop_flops_per_cycle(g) == Approx(flops / 4));
 }
 
 TEST_CASE("code features: compiled matmuls, naive against register-tiled", "[costmodel][code]") {
@@ -199,6 +235,25 @@ TEST_CASE("xgb-rank with code features: learns, saves, and is refused where it d
   CHECK(loaded->predict(test) == m->predict(test));
   auto plain = make_learned_model("xgb-rank", {{"nthread", 1}});
   CHECK_THROWS_WITH(plain->load(path), Catch::Contains("trained with code features"));
+  // A header that names a code feature version this tessel does not know, or a length that is not the
+  // version's, is refused.
+  auto with_header = [&](int version, int length) {
+    std::ifstream in(path, std::ios::binary);
+    std::string sig, header, rest((std::istreambuf_iterator<char>(in)), {});
+    std::istringstream is(rest);
+    std::getline(is, sig);
+    std::getline(is, header);
+    auto h = nlohmann::json::parse(header);
+    h["code_feature_version"] = version, h["code_feature_length"] = length;
+    std::string other = path + ".v";
+    std::ofstream(other, std::ios::binary) << sig << '\n' << h.dump() << '\n' << rest.substr(size_t(is.tellg()));
+    return other;
+  };
+  CHECK_THROWS_WITH(load_cost_model(with_header(kCodeFeatureVersion + 1, kCodeFeatureLength)),
+                    Catch::Contains("reads versions 1 to"));
+  CHECK_THROWS_WITH(load_cost_model(with_header(1, kCodeFeatureLength)), Catch::Contains("code feature version 1 (length"));
+  CHECK(load_cost_model(with_header(kCodeFeatureVersion, kCodeFeatureLength))->predict(test) == m->predict(test));
+  std::filesystem::remove(path + ".v");
   // A base must read what the model reads.
   CHECK_THROWS_WITH(plain->set_base(load_cost_model(path)), Catch::Contains("code features"));
   // Other kinds do not take the parameter.
@@ -206,18 +261,59 @@ TEST_CASE("xgb-rank with code features: learns, saves, and is refused where it d
   std::filesystem::remove(path);
 }
 
+TEST_CASE("a model of an earlier code feature version reads the first features of this one", "[costmodel][code]") {
+  auto host = codegen::Target::host();
+  if (!code_features_supported(host)) {
+    WARN("skipped: code features read x86-64 assembly; this host is " << host.triple);
+    return;
+  }
+  // The shipped code model was trained on version 1 (16 features); version 2 appends hot_chain.
+  REQUIRE(code_feature_length_of(1) == 16);
+  REQUIRE(code_feature_length_of(kCodeFeatureVersion) == kCodeFeatureLength);
+  std::ifstream in(pretrained_code_model_path());
+  std::string sig, header;
+  std::getline(in, sig);
+  std::getline(in, header);
+  int version = nlohmann::json::parse(header)["code_feature_version"].get<int>();
+  auto m = load_cost_model(pretrained_code_model_path(), {{"nthread", 1}});
+  auto w = std::make_shared<workload::Workload>(mm64());
+  auto tiled_trace = register_tiled();
+  std::vector<schedule::Step> naive_trace;
+  auto s = m->predict(std::vector<Candidate>{{w.get(), &naive_trace}, {w.get(), &tiled_trace}});
+  REQUIRE(s.size() == 2);
+  CHECK(std::isfinite(s[0]));
+  CHECK(s[1] > s[0]);  // the register-tiled kernel ranks above the naive one
+  // Saved again, it keeps the version and length it was trained on, and reads back the same.
+  auto path = (std::filesystem::temp_directory_path() / "tessel_test_code_resaved.model").string();
+  m->save(path);
+  std::ifstream again(path);
+  std::getline(again, sig);
+  std::getline(again, header);
+  auto h = nlohmann::json::parse(header);
+  CHECK(h["code_feature_version"] == version);
+  CHECK(h["code_feature_length"] == code_feature_length_of(version));
+  CHECK(load_cost_model(path, {{"nthread", 1}})->predict(std::vector<Candidate>{{w.get(), &naive_trace}, {w.get(), &tiled_trace}}) == s);
+  std::filesystem::remove(path);
+}
+
 TEST_CASE("the hot loop's roofline (hot_loop_flops_per_cycle) on hand-written assembly", "[costmodel][code]") {
   // .LBB0_3: 96 FLOPs in 10 instructions (2.5 cycles at 4 a cycle), 3 FMAs (1.5 cycles on 2 pipes), 3 loads
-  // (1.5 cycles on 2 ports), 1 store (1 cycle): issue bound, 96 / 2.5 FLOPs per cycle.
-  CHECK(hot_loop_flops_per_cycle(code_features_from_assembly(kAsm)) == Approx(96.0 / 2.5).epsilon(1e-4));
-  // The scalar loop alone: 1 FLOP in 4 instructions, one cycle.
+  // (1.5 cycles on 2 ports), 1 store (1 cycle); but zmm3 and zmm4 each wait for last iteration's FMA (4
+  // cycles of latency): latency bound, 96 / 4 FLOPs per cycle.
+  CHECK(hot_loop_flops_per_cycle(code_features_from_assembly(kAsm)) == Approx(96.0 / 4).epsilon(1e-4));
+  // Without the carried accumulators (zmm3, zmm4 loaded each iteration): issue bound, 96 / 2.5 (12
+  // instructions: 3 cycles).
+  std::string fresh = kAsm;
+  fresh.insert(fresh.find("\tvfmadd231ps\t%zmm1, %zmm2, %zmm3"), "\tvmovups\t(%rdi), %zmm3\n\tvmovups\t(%rdi), %zmm4\n");
+  CHECK(hot_loop_flops_per_cycle(code_features_from_assembly(fresh)) == Approx(96.0 / 3).epsilon(1e-4));
+  // The scalar loop alone: 1 FLOP in 4 instructions, but xmm0 carries the sum: 4 cycles.
   std::string scalar = kAsm;
   scalar.erase(scalar.find(".LBB0_3:"), scalar.find("\tincq\t%rax") - scalar.find(".LBB0_3:"));
-  CHECK(hot_loop_flops_per_cycle(code_features_from_assembly(scalar)) == Approx(1.0).epsilon(1e-4));
-  // A gather costs ~4 cycles: the same loop with one is slower.
+  CHECK(hot_loop_flops_per_cycle(code_features_from_assembly(scalar)) == Approx(1.0 / 4).epsilon(1e-4));
+  // A gather costs ~4 cycles more: the same loop with one is slower.
   std::string gather = kAsm;
   gather.insert(gather.find("\tvmovups\t%zmm3"), "\tvgatherdps\t(%rdi,%zmm6,4), %zmm7 {%k1}\n");
-  CHECK(hot_loop_flops_per_cycle(code_features_from_assembly(gather)) == Approx(96.0 / (11.0 / 4 + 4)).epsilon(1e-4));
+  CHECK(hot_loop_flops_per_cycle(code_features_from_assembly(gather)) == Approx(96.0 / (4 + 4)).epsilon(1e-4));
   // No floating-point loop, or not a feature vector: 0.
   CHECK(hot_loop_flops_per_cycle(code_features_from_assembly("")) == 0);
   CHECK(hot_loop_flops_per_cycle({1.0f, 2.0f}) == 0);

@@ -17,9 +17,13 @@
 namespace tessel::costmodel {
 
 /** Version of the layout below; models trained with code features record it. */
-constexpr int kCodeFeatureVersion = 1;
+constexpr int kCodeFeatureVersion = 2;  // 2: hot_chain
 /** Floats per program. */
-constexpr int kCodeFeatureLength = 16;
+constexpr int kCodeFeatureLength = 17;
+/** The length of an earlier version's layout: each version appends to the one before (version 1: the
+ *  first 16), so a model trained on an earlier version reads the first that many features of this one.
+ *  0 for a version this tessel does not know. */
+constexpr int code_feature_length_of(int version) { return version == 1 ? 16 : version == 2 ? 17 : 0; }
 
 /** One name per code feature (e.g. "hot_fma"); size kCodeFeatureLength. */
 const std::vector<std::string>& code_feature_names();
@@ -30,7 +34,8 @@ std::vector<float> code_features_from_assembly(const std::string& assembly);
 
 /** An estimate of the FLOPs per cycle of the hot loop, from its code features alone (no data): its FLOPs per
  *  iteration over the cycles the busiest port class needs on a 4-wide out-of-order x86-64 core (2 FMA or
- *  vector pipes, 2 loads and 1 store per cycle, a gather ~4 cycles). A roofline of the inner kernel:
+ *  vector pipes, 2 loads and 1 store per cycle, a gather ~4 cycles), or the latency of its longest
+ *  accumulator chain (4 cycles an update) when that is longer. A roofline of the inner kernel:
  *  what the "analytic" cost model scores, and the prior of a cold refine model (docs/costmodel.md).
  *  0 for code without a floating-point loop. */
 double hot_loop_flops_per_cycle(const std::vector<float>& code_features);

@@ -105,6 +105,9 @@ class LearnedModel : public CostModel {
 
   LearnedParams params_;
   std::mt19937_64 rng_;
+  /** The code features this model reads: the first code_length_ of each program's (kCodeFeatureLength,
+   *  or fewer when loaded from a file trained on an earlier code feature version). */
+  int code_length_ = kCodeFeatureLength;
 
  private:
   void maybe_fit();
