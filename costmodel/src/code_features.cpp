@@ -174,7 +174,7 @@ std::vector<float> code_features_from_assembly(const std::string& assembly) {
         bool reads = std::find(ops.begin(), ops.end() - 1, dest) != ops.end() - 1;
         bool arith = is_fma(m) || is_float_arith(m);
         int& u = updates.try_emplace(dest, 0).first->second;
-        if (arith && (reads || is_fma(m)) && !starts_with(m, "vxor")) {
+        if (arith && (reads || is_fma(m))) {  // an FMA always reads its destination (AT&T lists it once)
           if (u >= 0) ++u;
         } else {
           u = -1;  // a new value: nothing carried from the last iteration

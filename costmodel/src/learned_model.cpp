@@ -216,10 +216,8 @@ void LearnedModel::save(const std::string& path) const {
                       {"checksum", fnv1a64(payload)},
                       {"samples", fitted_at_}};
   if (uses_code_features()) {
-    int version = kCodeFeatureVersion;
-    while (version > 1 && code_feature_length_of(version) != code_length_) --version;
-    h["code_feature_version"] = version;
-    h["code_feature_length"] = code_length_;
+    h["code_feature_version"] = code_version_;
+    h["code_feature_length"] = code_feature_length_of(code_version_);
   }
   std::string tmp = path + ".tmp";
   {
@@ -275,7 +273,7 @@ void LearnedModel::load(const std::string& path) {
         << path << " was trained on code feature version " << cv << " (length " << cl << "), this tessel extracts version "
         << kCodeFeatureVersion << " (length " << int(kCodeFeatureLength) << ") and reads versions 1 to "
         << kCodeFeatureVersion << "; retrain the model on measured records and save it again";
-    code_length_ = cl;
+    code_version_ = cv;
   }
   size_t n = h["payload_bytes"].get<size_t>();
   std::string payload(n, '\0');

@@ -225,13 +225,13 @@ class XgbRank : public XgbBase {
   }
 
  private:
-  size_t width() const { return kFeatureLength + (code_ ? size_t(code_length_) : 0); }
+  size_t width() const { return kFeatureLength + (code_ ? size_t(code_feature_length_of(code_version_)) : 0); }
   /** The sum of the program's store rows, then its code features when the model reads them. */
   std::vector<float> program_row(const ProgramFeatures& p) const {
     std::vector<float> s = sum_features(p.rows);
     if (code_) {
       TESSEL_CHECK(p.code.size() == size_t(kCodeFeatureLength)) << "cost model xgb-rank: a program without code features";
-      s.insert(s.end(), p.code.begin(), p.code.begin() + code_length_);
+      s.insert(s.end(), p.code.begin(), p.code.begin() + code_feature_length_of(code_version_));
     }
     return s;
   }

@@ -105,9 +105,9 @@ class LearnedModel : public CostModel {
 
   LearnedParams params_;
   std::mt19937_64 rng_;
-  /** The code features this model reads: the first code_length_ of each program's (kCodeFeatureLength,
-   *  or fewer when loaded from a file trained on an earlier code feature version). */
-  int code_length_ = kCodeFeatureLength;
+  /** The code feature version this model reads (kCodeFeatureVersion, or an earlier one when loaded from
+   *  a file trained on it): the first code_feature_length_of(code_version_) features of each program. */
+  int code_version_ = kCodeFeatureVersion;
 
  private:
   void maybe_fit();
