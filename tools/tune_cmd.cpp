@@ -53,6 +53,7 @@ int run_tune(const std::vector<std::string>& args) {
   std::string spec, te_file, network, json_path, time_str, model_params_text;
   rpc::RpcRunnerParams remote;
   SecurityFlags sec;
+  bool no_check = false;
   po::options_description desc(
       "tessel tune: search for fast schedules and record every measurement\n\n"
       "  tessel tune --workload matmul:M=512,N=512,K=512 --trials 200 --db tessel.db\n"
@@ -79,6 +80,9 @@ int run_tune(const std::vector<std::string>& args) {
       "stall-batches", po::value<int>(&o.strategy_params.stall_batches)->default_value(4),
       "after this many batches without a new best (1% above the old), that whole shortlist is drawn from "
       "outside the population until one comes (0: never)")(
+      "no-pretrained-check", po::bool_switch(&no_check),
+      "trust a pretrained cost or refine model throughout (default: each is checked against the cold model on the "
+      "measured batches, and the run switches to the cold one when that orders them clearly better)")(
       "cost-model-params", po::value<std::string>(&model_params_text),
       "cost-model parameters as a JSON object, e.g. '{\"min_samples\":16}' (docs/costmodel.md)")(
       "transfer", po::bool_switch(&o.transfer),
@@ -108,6 +112,7 @@ int run_tune(const std::vector<std::string>& args) {
       << "give exactly one of --workload, --te, --network";
   if (!time_str.empty()) o.time_budget_s = parse_duration(time_str);
   o.model_params = parse_json_object_flag(model_params_text, "--cost-model-params");
+  o.check_pretrained = !no_check;
   if (!network.empty()) {
     for (auto& t : workload::load_network(network).tasks)
       o.tasks.push_back({std::make_shared<workload::Workload>(workload::from_spec(t.spec)), double(t.count), t.name});
@@ -147,6 +152,10 @@ int run_tune(const std::vector<std::string>& args) {
     std::printf("%-36s %7.0f %8lld %12s %10.2f  %s\n", name.c_str(), t.weight, (long long)t.trials,
                 fmt_latency(t.best_latency_s).c_str(), t.best_gflops, errs.empty() ? "-" : errs.c_str());
   }
+  for (auto& t : s.tasks)
+    for (auto& m : t.fallbacks)
+      std::printf("%s: the pretrained %s ordered this run's measurements worse than a cold one; the cold one "
+                  "chose the later candidates (--no-pretrained-check to keep it)\n", t.name.c_str(), m.c_str());
   std::printf("\n%lld trials in %.1f s%s; estimated latency %s; database %s\n", (long long)s.total_trials, s.wall_s,
               s.stopped_by_time ? " (time budget reached)" : "", fmt_latency(s.estimated_latency_s).c_str(),
               o.db_path.c_str());

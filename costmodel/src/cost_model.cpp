@@ -2,6 +2,7 @@
 #include "tessel/costmodel/cost_model.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "tessel/costmodel/learned_model.h"
 #include "tessel/support/error.h"
@@ -59,6 +60,19 @@ void CostModel::save(const std::string& path) const {
 void CostModel::load(const std::string& path) {
   TESSEL_CHECK(false) << "cost model '" << name() << "' cannot load " << path
                       << " (load it into the model kind that saved it: xgb, xgb-rank or mlp)";
+}
+
+PairAgreement pair_agreement(const std::vector<double>& score, const std::vector<double>& truth, double min_rel_diff) {
+  TESSEL_CHECK(score.size() == truth.size()) << score.size() << " scores for " << truth.size() << " measurements";
+  PairAgreement r;
+  for (size_t i = 0; i < truth.size(); ++i)
+    for (size_t j = i + 1; j < truth.size(); ++j) {
+      double d = truth[i] - truth[j];
+      if (std::abs(d) <= min_rel_diff * std::max(truth[i], truth[j])) continue;
+      ++r.pairs;
+      if ((d > 0) == (score[i] > score[j])) ++r.agree;
+    }
+  return r;
 }
 
 std::vector<std::string> cost_model_names() {

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "tessel/support/error.h"
+#include "tessel/support/log.h"
 
 namespace tessel::costmodel {
 
@@ -119,6 +120,10 @@ std::vector<double> LearnedModel::predict(const std::vector<Candidate>& candidat
 }
 
 std::vector<double> LearnedModel::predict_features(const std::vector<const ProgramFeatures*>& programs) {
+  return on_fallback_ ? fallback_->predict_features(programs) : own_predict(programs);
+}
+
+std::vector<double> LearnedModel::own_predict(const std::vector<const ProgramFeatures*>& programs) {
   std::vector<double> out(programs.size(), kInvalidScore);
   std::vector<const ProgramFeatures*> valid;
   std::vector<size_t> where;
@@ -155,9 +160,57 @@ void LearnedModel::update(const std::vector<Candidate>& candidates, const std::v
 
 void LearnedModel::update_samples(const std::vector<Sample>& samples) {
   if (!learns()) return;
+  std::vector<Sample> batch;
   for (auto& s : samples)
-    if (s.features && usable(*s.features)) samples_.push_back(s);
+    if (s.features && usable(*s.features)) batch.push_back(s);
+  if (fallback_) {
+    check(batch);
+    fallback_->update_samples(batch);
+  }
+  samples_.insert(samples_.end(), batch.begin(), batch.end());
   maybe_fit();
+}
+
+void LearnedModel::set_fallback(std::unique_ptr<LearnedModel> fallback) {
+  TESSEL_CHECK(base_) << "cost model " << name() << ": a fallback checks a base model, and this one has none";
+  TESSEL_CHECK(fallback && fallback->uses_code_features() == uses_code_features())
+      << "cost model " << name() << ": the fallback must " << (uses_code_features() ? "" : "not ")
+      << "read code features, as this model does" << (uses_code_features() ? "" : " not");
+  fallback->set_code_target(code_target_);
+  fallback_ = std::move(fallback);
+  checks_.clear();
+  on_fallback_ = false;
+}
+
+LearnedModel::CheckCounts LearnedModel::check_counts() const {
+  CheckCounts sum;
+  for (auto& c : checks_) sum.own += c.own, sum.fallback += c.fallback, sum.pairs += c.pairs;
+  return sum;
+}
+
+void LearnedModel::check(const std::vector<Sample>& batch) {
+  if (!fallback_->trained()) return;  // random scores: no test
+  std::unordered_map<std::string, std::vector<size_t>> by_workload;  // labels compare within a workload
+  for (size_t i = 0; i < batch.size(); ++i) by_workload[batch[i].workload_key].push_back(i);
+  for (auto& [key, idx] : by_workload) {
+    if (idx.size() < 2 || idx.size() > 256) continue;  // a large import (transferred records) is not a batch
+    std::vector<const ProgramFeatures*> progs;
+    std::vector<double> truth;
+    for (size_t i : idx) progs.push_back(batch[i].features.get()), truth.push_back(batch[i].throughput);
+    PairAgreement own = pair_agreement(own_predict(progs), truth);
+    if (own.pairs == 0) continue;
+    PairAgreement fb = pair_agreement(fallback_->predict_features(progs), truth);
+    checks_.push_back({double(own.agree), double(fb.agree), double(own.pairs)});
+    if (checks_.size() > kCheckBatches) checks_.pop_front();
+  }
+  CheckCounts c = check_counts();
+  double lead = c.pairs > 0 ? (c.fallback - c.own) / c.pairs : 0.0;  // the fallback's lead in accuracy
+  bool was = on_fallback_;
+  if (c.pairs >= kCheckPairs && lead > kCheckMargin) on_fallback_ = true;
+  if (c.pairs >= kCheckPairs && lead < -kCheckMargin) on_fallback_ = false;
+  TESSEL_LOG(was != on_fallback_ ? 1 : 2) << "cost model " << name() << (uses_code_features() ? " (code features)" : "") << " check: it ordered " << c.own << ", its cold fallback "
+                                          << c.fallback << " of the last " << c.pairs << " measured pairs right"
+                                          << (on_fallback_ ? "; the fallback predicts" : "") << "\n";
 }
 
 void LearnedModel::maybe_fit() {

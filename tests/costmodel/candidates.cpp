@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "tessel/codegen/jit.h"
+#include "tessel/costmodel/cost_model.h"
 #include "tessel/lower/lower.h"
 #include "tessel/runtime/ndarray.h"
 #include "tessel/runtime/thread_pool.h"
@@ -64,15 +65,7 @@ void measure_all(const workload::Workload& w, std::vector<TestCandidate>& cands)
 }
 
 double pairwise_accuracy(const std::vector<double>& score, const std::vector<double>& truth, double min_rel_diff) {
-  size_t good = 0, all = 0;
-  for (size_t i = 0; i < truth.size(); ++i)
-    for (size_t j = i + 1; j < truth.size(); ++j) {
-      double d = truth[i] - truth[j];
-      if (std::abs(d) <= min_rel_diff * std::max(truth[i], truth[j])) continue;
-      ++all;
-      if ((d > 0) == (score[i] > score[j])) ++good;
-    }
-  return all ? double(good) / double(all) : 0.0;
+  return pair_agreement(score, truth, min_rel_diff).accuracy();
 }
 
 }  // namespace tessel::costmodel::testing

@@ -286,6 +286,48 @@ TEST_CASE("a pretrained model is the starting point: its predictions first, then
   CHECK_THROWS_WITH(make_pretrained_model(temp_path("missing.model")), Contains("cannot read"));
 }
 
+// The online check (LearnedModel::set_fallback): a run started from a base that orders this run's measurements
+// backwards switches to its cold fallback; one started from a base that orders them right keeps it.
+TEST_CASE("a pretrained model that orders the run's batches worse than the cold one hands over to it",
+          "[costmodel][models]") {
+  using Catch::Matchers::Contains;
+  ModelParams cold_params = {{"seed", 2}, {"nthread", 1}, {"num_rounds", 30}, {"min_samples", 16}};
+  auto fitted_base = [](bool backwards) {
+    auto base = make_learned_model("xgb-rank", {{"seed", 5}, {"nthread", 1}, {"num_rounds", 30}});
+    std::vector<Sample> s = samples(0, 100);
+    if (backwards)
+      for (auto& x : s) x.throughput = 1e18 / x.throughput;
+    base->update_samples(s);
+    return base;
+  };
+  for (bool backwards : {true, false}) {
+    INFO((backwards ? "a base that orders backwards" : "a base that orders right"));
+    // (no correction of the base within the test: its order is the base's own)
+    auto m = make_learned_model("xgb-rank", {{"seed", 1}, {"nthread", 1}, {"num_rounds", 30}, {"min_samples", 1000}});
+    m->set_base(fitted_base(backwards));
+    m->set_fallback(make_learned_model("xgb-rank", cold_params));
+    auto twin = make_learned_model("xgb-rank", cold_params);  // what the fallback predicts, learned alike
+    for (size_t from = 100; from < 260; from += 8) {
+      m->update_samples(samples(from, from + 8));
+      twin->update_samples(samples(from, from + 8));
+      if (from == 100) CHECK(m->check_counts().pairs == 0);  // the fallback is not trained: no test
+    }
+    auto c = m->check_counts();
+    std::cout << "[costmodel] online check, " << (backwards ? "backwards" : "right") << " base: own " << c.own / c.pairs
+              << ", fallback " << c.fallback / c.pairs << " of " << c.pairs << " pairs\n";
+    CHECK(c.pairs >= LearnedModel::kCheckPairs);
+    CHECK(m->on_fallback() == backwards);
+    if (backwards) CHECK(m->predict_features(programs(260, 300)) == twin->predict_features(programs(260, 300)));
+    else CHECK(m->predict_features(programs(260, 300)) != twin->predict_features(programs(260, 300)));
+  }
+  auto no_base = make_learned_model("xgb-rank", {{"nthread", 1}});
+  CHECK_THROWS_WITH(no_base->set_fallback(make_learned_model("xgb", {{"nthread", 1}})), Contains("has none"));
+  auto m = make_learned_model("xgb-rank", {{"nthread", 1}});
+  m->set_base(fitted_base(false));
+  CHECK_THROWS_WITH(m->set_fallback(make_learned_model("xgb-rank", {{"nthread", 1}, {"code_features", true}})),
+                    Contains("code features"));
+}
+
 TEST_CASE("a base of another model kind or feature version is refused", "[costmodel][models]") {
   using Catch::Matchers::Contains;
   auto rank = make_learned_model("xgb-rank", {{"seed", 5}, {"nthread", 1}, {"num_rounds", 10}});

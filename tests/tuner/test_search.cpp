@@ -620,6 +620,49 @@ TEST_CASE("a tuning run can start from a saved model and from other workloads' r
   CHECK_THROWS_WITH(tune(o), Catch::Contains("cannot read the cost-model file /nonexistent/model.file"));
 }
 
+TEST_CASE("a run hands over from a pretrained model that orders its measurements backwards to the cold one",
+          "[tuner]") {
+  auto w = wl("matmul:M=64,N=64,K=64");
+  // Times with a structure a model can learn (from the loop-nest features), unlike the default hash.
+  auto time_of = [](const MeasureInput& in) {
+    double s = 0;
+    for (auto& row : costmodel::extract_features(*in.workload, in.trace))
+      for (size_t k = 0; k < row.size(); ++k) s += std::log1p(std::abs(row[k])) / double(1 + k);
+    return 1e-2 * std::exp(-s / 4);  // ~1e-4 s, a 3x range over the space
+  };
+  // A model file trained backwards: the slowest candidates labelled fastest.
+  auto space = make_rule_space(w);
+  StrategyParams sp;
+  sp.seed = 3;
+  std::vector<Candidate> cands = make_search_strategy("random", *space, nullptr, sp)->propose(80);
+  std::vector<costmodel::Candidate> mc;
+  std::vector<double> thr;
+  for (auto& c : cands) {
+    mc.push_back({w.get(), &c.trace});
+    thr.push_back(time_of({w, c.trace}));
+  }
+  auto model = costmodel::make_learned_model("xgb-rank", {{"nthread", 1}, {"seed", 4}});
+  model->update(mc, thr);
+  model->fit_now();
+  std::string path = temp_db("backwards") + ".model";
+  model->save(path);
+  FakeRunnerParams rp;
+  rp.time_fn = time_of;
+  TuneOptions o = fake_options(temp_db("backwards_run"), {{w, 1, "mm"}}, 96, rp);
+  o.cost_model = path;
+  o.model_params = {{"min_samples", 16}};  // the cold fallback is trained from the third batch on
+  auto s = tune(o);
+  CHECK(s.tasks[0].fallbacks == std::vector<std::string>{"cost model"});
+  CHECK(s.to_json()["tasks"][0]["model_fallbacks"] == nlohmann::json::array({"cost model"}));
+  // Not without the check.
+  o.db_path = temp_db("backwards_unchecked");
+  o.check_pretrained = false;
+  s = tune(o);
+  CHECK(s.tasks[0].fallbacks.empty());
+  CHECK(s.to_json()["tasks"][0]["model_fallbacks"].empty());
+  std::filesystem::remove(path);
+}
+
 TEST_CASE("the default cost model: pretrained on x86-64 CPUs, a cold xgb elsewhere", "[tuner]") {
   CHECK(resolve_cost_model("random", "host") == "random");
   CHECK(resolve_cost_model("xgb-rank", "cuda") == "xgb-rank");

@@ -37,7 +37,8 @@ nlohmann::json TuneSummary::to_json() const {
                  {"best_gflops", x.best_gflops},
                  {"trials", x.trials},
                  {"resumed", x.resumed},
-                 {"errors", errors}});
+                 {"errors", errors},
+                 {"model_fallbacks", x.fallbacks}});
   }
   return {{"tasks", t},
           {"total_trials", total_trials},
@@ -108,6 +109,22 @@ std::unique_ptr<costmodel::CostModel> make_refine_model(const std::string& name,
   auto m = costmodel::make_learned_model("xgb-rank", p);
   m->set_base(costmodel::make_learned_model("analytic", {{"seed", seed}, {"nthread", 1}}));
   return m;
+}
+
+// The online check of a model started from a pretrained one (LearnedModel::set_fallback) against the cold
+// model the run would otherwise use: "xgb" over the loop nest, or the cold refine model for one that reads
+// the code. Nothing for other models.
+void check_against_cold(costmodel::CostModel* m, uint64_t seed, const nlohmann::json& extra) {
+  auto* learned = dynamic_cast<costmodel::LearnedModel*>(m);
+  if (!learned || !learned->base() || learned->base()->name() == "analytic") return;
+  auto cold = learned->uses_code_features() ? make_refine_model("cold", seed, extra) : make_model("xgb", seed, extra);
+  learned->set_fallback(std::unique_ptr<costmodel::LearnedModel>(static_cast<costmodel::LearnedModel*>(cold.release())));
+}
+
+// Whether a model's online check has switched it to its cold fallback.
+bool on_fallback(const costmodel::CostModel* m) {
+  auto* learned = dynamic_cast<const costmodel::LearnedModel*>(m);
+  return learned && learned->on_fallback();
 }
 
 // The shipped model `path_of` finds, or fallback when there is none; a set env_name that is not a file
@@ -186,6 +203,10 @@ class Tuning {
         r.refine->set_code_target(code_target);
         r.strategy->set_refine_model(r.refine.get());
       }
+      if (o.check_pretrained) {
+        check_against_cold(r.model.get(), seed, o.model_params);
+        check_against_cold(r.refine.get(), seed, o.model_params);
+      }
       runs_.push_back(std::move(r));
     }
   }
@@ -197,6 +218,7 @@ class Tuning {
                                {"refine_model", refine_model_.empty() ? "none" : refine_model_},
                                {"refine_shortlist", o_.strategy_params.refine_shortlist},
                                {"refine_explore", refine_explore_},
+                               {"check_pretrained", o_.check_pretrained},
                                {"stall_batches", o_.strategy_params.stall_batches},
                                {"scheduler", o_.scheduler},
                                {"seed", o_.seed},
@@ -322,13 +344,15 @@ class Tuning {
       for (auto& r : runs_) {
         if (r.task.workload->key == wi.key || best.empty()) continue;
         std::vector<KnobValues> mapped;
-        for (auto& [s, k] : best)
-          if (k.size() == wspace->knobs().size())
-            if (auto m = map_knobs(*wspace, k, *r.space); !m.empty()) mapped.push_back(std::move(m));
+        for (auto& [s, k] : best) {
+          if (k.size() != wspace->knobs().size()) continue;
+          if (auto m = map_knobs(*wspace, k, *r.space); !m.empty()) mapped.push_back(std::move(m));
+        }
         r.strategy->suggest(mapped);
-        if (!mapped.empty())
+        if (!mapped.empty()) {
           TESSEL_LOG(1) << "transfer: " << mapped.size() << " configurations of " << wi.name << " suggested for "
                         << r.summary.name << "\n";
+        }
       }
       std::vector<costmodel::Candidate> c;
       for (auto& t : traces) c.push_back({w.get(), &t});
@@ -388,6 +412,9 @@ class Tuning {
     r.summary.trials = r.state.trials;
     r.state.history.push_back({r.state.trials, r.state.best_latency_s});
     r.summary.curve.push_back({r.state.trials, r.summary.best_gflops});
+    r.summary.fallbacks.clear();
+    if (on_fallback(r.model.get())) r.summary.fallbacks.push_back("cost model");
+    if (on_fallback(r.refine.get())) r.summary.fallbacks.push_back("refine model");
     if (o_.early_stopping > 0 && r.since_improvement >= o_.early_stopping) r.state.done = true;
     if (r.strategy->exhausted()) r.state.done = true;
   }

@@ -55,6 +55,15 @@ using ModelParams = nlohmann::json;
  *  (0 = hardware). Throws UserError listing the known names for an unknown one. */
 std::unique_ptr<CostModel> make_cost_model(const std::string& name, const ModelParams& params = {});
 
+/** How many pairs of candidates a model orders as their measurements do. Two candidates are a pair when their
+ *  throughputs differ by more than min_rel_diff of the larger (closer is within noise). */
+struct PairAgreement {
+  size_t agree = 0, pairs = 0;
+  double accuracy() const { return pairs ? double(agree) / double(pairs) : 0.0; }
+};
+PairAgreement pair_agreement(const std::vector<double>& score, const std::vector<double>& truth,
+                             double min_rel_diff = 0.05);
+
 /** Names accepted by make_cost_model. */
 std::vector<std::string> cost_model_names();
 

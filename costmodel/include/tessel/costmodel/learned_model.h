@@ -5,6 +5,7 @@
 // what offline training (from records) and the benchmark use.
 #pragma once
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <random>
 #include <string>
@@ -74,6 +75,7 @@ class LearnedModel : public CostModel {
   void set_code_target(const codegen::Target& t) override {
     code_target_ = t;
     cache_.clear();
+    if (fallback_) fallback_->set_code_target(t);
   }
   const codegen::Target& code_target() const { return code_target_; }
 
@@ -85,6 +87,25 @@ class LearnedModel : public CostModel {
    *  A model with a base is not saved (save() refuses; train offline with `tessel costmodel train`). */
   void set_base(std::unique_ptr<LearnedModel> base);
   const LearnedModel* base() const { return base_.get(); }
+
+  /** The online check of a model started from a base (a pretrained one, which may not carry over to this
+   *  machine or workload): fallback is the model the run would use without it (a cold one). It learns every
+   *  update too (sharing the extracted features). Each update of one workload's measurements, before either
+   *  learns from them, is a test: how many of its pairs (pair_agreement) each model orders as measured. Over
+   *  the last kCheckBatches updates, once they hold kCheckPairs pairs, this model predicts with the fallback
+   *  when the fallback ordered kCheckMargin more of them right (and with itself again when it leads by as
+   *  much). A fallback that is not trained yet (random scores) takes no test. Needs a base; same use of code
+   *  features. */
+  void set_fallback(std::unique_ptr<LearnedModel> fallback);
+  /** Whether predictions come from the fallback now. */
+  bool on_fallback() const { return on_fallback_; }
+  /** Pairs the check has counted over its window: this model's right ones, the fallback's, all. */
+  struct CheckCounts {
+    double own = 0, fallback = 0, pairs = 0;
+  };
+  CheckCounts check_counts() const;
+  static constexpr size_t kCheckBatches = 12;
+  static constexpr double kCheckPairs = 60, kCheckMargin = 0.1;
 
  protected:
   /** Fits the model on samples with labels (throughput / best throughput of the sample's workload).
@@ -111,6 +132,10 @@ class LearnedModel : public CostModel {
 
  private:
   void maybe_fit();
+  /** predict_features with this model's own fit (or base), whether or not it is on its fallback. */
+  std::vector<double> own_predict(const std::vector<const ProgramFeatures*>& programs);
+  /** The check of set_fallback on one workload's measured batch (before either model learns from it). */
+  void check(const std::vector<Sample>& batch);
   /** Rows (and code features when the model reads them) of a candidate (workload and trace set), not cached. */
   ProgramFeatures extract(const Candidate& c) const;
   /** Whether p can be scored and learned from (rows, and code features when the model reads them). */
@@ -121,6 +146,9 @@ class LearnedModel : public CostModel {
   bool fitted_ = false;
   std::unordered_map<std::string, std::shared_ptr<const ProgramFeatures>> cache_;
   std::unique_ptr<LearnedModel> base_;
+  std::unique_ptr<LearnedModel> fallback_;  // set_fallback
+  std::deque<CheckCounts> checks_;          // the last kCheckBatches tests
+  bool on_fallback_ = false;
   codegen::Target code_target_ = codegen::Target::host();
 };
 

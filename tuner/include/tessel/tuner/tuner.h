@@ -42,6 +42,10 @@ struct TuneOptions {
   // cost model is random or the target is not an x86-64 CPU, the shipped one when the cost model is a
   // pretrained file and it is found, else cold.
   std::string refine_model = "auto";
+  // A pretrained cost or refine model is checked online against the cold one the run would use without it, and
+  // the run switches to the cold one when that orders the measured batches clearly better
+  // (LearnedModel::set_fallback; docs/costmodel.md). false: trust the pretrained models throughout.
+  bool check_pretrained = true;
   nlohmann::json model_params = nlohmann::json::object();  // cost-model parameters (docs/costmodel.md), e.g.
                                                            // {"min_samples": 16}; seed and nthread set by tune
   bool transfer = false;              // also learn from the database's records of other workloads (same target)
@@ -74,6 +78,9 @@ struct TaskSummary {
   std::map<std::string, int64_t> errors;  // error kind name -> count (measured in this run)
   nlohmann::json best_trace;
   std::vector<std::pair<int64_t, double>> curve;  // (trials, best GFLOP/s) after each batch
+  // The pretrained models ("cost model", "refine model") that predict with their cold fallback now
+  // (TuneOptions::check_pretrained)
+  std::vector<std::string> fallbacks;
 };
 
 struct TuneSummary {
@@ -82,7 +89,8 @@ struct TuneSummary {
   double wall_s = 0;
   double estimated_latency_s = 0;  // sum of weight x best latency (tasks without a valid result: 0)
   bool stopped_by_time = false;
-  /** The --json document: {"tasks":[{"workload","key","best_latency_s","best_gflops","trials","errors"}],
+  /** The --json document: {"tasks":[{"workload","key","best_latency_s","best_gflops","trials","errors",
+   *  "model_fallbacks"}],
    *  "total_trials","wall_s","estimated_latency_s"}. */
   nlohmann::json to_json() const;
 };
