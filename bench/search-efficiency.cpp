@@ -30,6 +30,8 @@
 // runs of the same code). The mark and random's share come from the full runs only. Each full run's two
 // fastest candidates are re-measured with the workload's top ones, so its end is a median too:
 // pretrained_end/guided_end_min compares the pretrained run's end with the cold run's of the same seed.
+// The runs CSV's model_fallbacks names the pretrained models that ended on their cold fallback (the
+// online check, TuneOptions::check_pretrained; "-": none).
 //
 // --parallel N runs N workloads at once, each in its own process pinned to its own CPU (a workload's runs
 // and its mark stay in one process; on this machine's 2 cores the benchmark takes half the time).
@@ -150,6 +152,7 @@ struct Run {
   bool extra = false;             // an extra seed: stops at the mark
   std::vector<std::string> keys;  // the candidate of each trial, in order
   std::vector<double> gflops;     // per trial (filled after the re-measurement)
+  std::string fallbacks = "-";    // the pretrained models on their cold fallback at the end (the online check)
 };
 
 /** First trial (1-based) after which the running best reaches target; 0 = never. */
@@ -237,7 +240,7 @@ nlohmann::json run_workload(const std::string& spec, const Settings& st) {
   // One tuning run (index: its place among the seeds, for its database); stop_at > 0 ends it after the
   // batch in which its best reaches stop_at GFLOP/s (read from the cache, as the trials-to-95% below).
   auto tune_run = [&](const std::string& mode, const std::string& strategy, int index, double stop_at) {
-    Run run{spec, mode, st.first_seed + uint64_t(index), stop_at > 0, {}, {}};
+    Run run{spec, mode, st.first_seed + uint64_t(index), stop_at > 0, {}, {}, "-"};
     tuner::TuneOptions o;
     o.tasks = {{w, 1, spec}};
     o.trials = st.budget_of(mode);
@@ -262,12 +265,13 @@ nlohmann::json run_workload(const std::string& spec, const Settings& st) {
       o.stop_when = [&](const tuner::TuneSummary&) {
         return std::any_of(run.keys.begin(), run.keys.end(), [&](auto& k) { return gflops_of(k) >= stop_at; });
       };
-    tuner::tune(o, [&](const tuner::TuneSummary& su, double) {
+    tuner::TuneSummary done = tuner::tune(o, [&](const tuner::TuneSummary& su, double) {
       std::fprintf(stderr, "%s  %s %s seed %llu: trials %lld  best %.1f GFLOP/s  (measured %lld)%s",
                    st.tty ? "\r" : "", spec.c_str(), mode.c_str(), (unsigned long long)run.seed,
                    (long long)su.total_trials, su.tasks[0].best_gflops, (long long)cache.measured,
                    st.tty ? "   " : "\n");
     });
+    for (auto& f : done.tasks[0].fallbacks) run.fallbacks = (run.fallbacks == "-" ? "" : run.fallbacks + "+") + f;
     runs.push_back(std::move(run));
   };
   for (int s = 0; s < st.seeds; ++s)
@@ -320,7 +324,7 @@ nlohmann::json run_workload(const std::string& spec, const Settings& st) {
         spec, r.mode, std::to_string(r.seed), std::to_string(r.gflops.size()),
         bench::fmt(*std::max_element(r.gflops.begin(), r.gflops.end()), 1),
         t == 0 ? ">" + std::to_string(st.budget_of(r.mode)) : std::to_string(t), std::to_string(cache.measured),
-        r.extra ? "extra" : "full"});
+        r.extra ? "extra" : "full", r.fallbacks});
   }
   double tr_runs = records::median_of(t95["random"]), tg = records::median_of(t95["guided"]),
          tp = records::median_of(t95["pretrained"]);
@@ -550,7 +554,7 @@ int main(int argc, char** argv) {
     runtime::set_num_threads(1);
     for (auto& spec : specs) results.push_back(run_workload(spec, st));
   }
-  bench::Table runs_table({"workload", "mode", "seed", "trials", "best_gflops", "trials_to_95", "measured", "run"});
+  bench::Table runs_table({"workload", "mode", "seed", "trials", "best_gflops", "trials_to_95", "measured", "run", "model_fallbacks"});
   bench::Table table({"workload", "best_gflops", "random_t95_runs", "random_hits", "random_t95", "guided_t95",
                       "pretrained_t95", "random/guided", "guided/pretrained", "measured", "best_first_gflops",
                       "seeds_guided/pretrained", "pretrained_end/guided_end_min"});

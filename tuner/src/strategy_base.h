@@ -23,6 +23,7 @@ class StrategyBase : public SearchStrategy {
   }
 
   void set_refine_model(costmodel::CostModel* model) override { refine_ = model; }
+  void set_refine_explore(double share) override { p_.refine_explore = share; }
 
   void observe(const std::vector<Candidate>& c, const std::vector<double>& t) override {
     double top = 0;

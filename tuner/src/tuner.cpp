@@ -97,11 +97,17 @@ bool is_pretrained(const std::string& cost_model) {
 // The refine model (resolve_refine_model's result): "cold", an xgb-rank that reads code features and starts
 // from the analytic model (it learns this run's corrections to the roofline estimate); "analytic"; or a file.
 // It shares the run's warm-up and retraining parameters with the cost model.
-std::unique_ptr<costmodel::CostModel> make_refine_model(const std::string& name, uint64_t seed,
-                                                        const nlohmann::json& extra) {
+// The parameters every learned model takes (warm-up and retraining) out of the run's cost-model parameters.
+nlohmann::json shared_params(const nlohmann::json& extra) {
   nlohmann::json p = nlohmann::json::object();
   for (const char* k : {"min_samples", "retrain_ratio", "retrain_samples"})
     if (extra.is_object() && extra.contains(k)) p[k] = extra[k];
+  return p;
+}
+
+std::unique_ptr<costmodel::CostModel> make_refine_model(const std::string& name, uint64_t seed,
+                                                        const nlohmann::json& extra) {
+  nlohmann::json p = shared_params(extra);
   if (name != "cold") return make_model(name, seed, p);
   p["code_features"] = true;
   p["seed"] = seed;
@@ -113,11 +119,12 @@ std::unique_ptr<costmodel::CostModel> make_refine_model(const std::string& name,
 
 // The online check of a model started from a pretrained one (LearnedModel::set_fallback) against the cold
 // model the run would otherwise use: "xgb" over the loop nest, or the cold refine model for one that reads
-// the code. Nothing for other models.
+// the code, with the run's warm-up and retraining parameters (the others may be another kind's). Nothing
+// for other models.
 void check_against_cold(costmodel::CostModel* m, uint64_t seed, const nlohmann::json& extra) {
   auto* learned = dynamic_cast<costmodel::LearnedModel*>(m);
   if (!learned || !learned->base() || learned->base()->name() == "analytic") return;
-  auto cold = learned->uses_code_features() ? make_refine_model("cold", seed, extra) : make_model("xgb", seed, extra);
+  auto cold = learned->uses_code_features() ? make_refine_model("cold", seed, extra) : make_model("xgb", seed, shared_params(extra));
   learned->set_fallback(std::unique_ptr<costmodel::LearnedModel>(static_cast<costmodel::LearnedModel*>(cold.release())));
 }
 
@@ -413,8 +420,11 @@ class Tuning {
     r.state.history.push_back({r.state.trials, r.state.best_latency_s});
     r.summary.curve.push_back({r.state.trials, r.summary.best_gflops});
     r.summary.fallbacks.clear();
-    if (on_fallback(r.model.get())) r.summary.fallbacks.push_back("cost model");
+    bool cold_model = on_fallback(r.model.get());
+    if (cold_model) r.summary.fallbacks.push_back("cost model");
     if (on_fallback(r.refine.get())) r.summary.fallbacks.push_back("refine model");
+    // A cost model on its cold fallback gets a cold run's refine share (unless --refine-explore set one).
+    if (o_.strategy_params.refine_explore < 0) r.strategy->set_refine_explore(cold_model ? 1.0 : refine_explore_);
     if (o_.early_stopping > 0 && r.since_improvement >= o_.early_stopping) r.state.done = true;
     if (r.strategy->exhausted()) r.state.done = true;
   }

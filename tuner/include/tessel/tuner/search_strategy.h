@@ -58,6 +58,9 @@ class SearchStrategy {
    *  that re-ranks the shortlist the first model chose before a batch is proposed, once it is trained; it
    *  learns from observe() as the first model does. The evolutionary strategy uses it; others ignore it. */
   virtual void set_refine_model(costmodel::CostModel* model) { (void)model; }
+  /** Changes StrategyParams::refine_explore from the next batch on (the tuner: 1, a cold run's share, once
+   *  a pretrained cost model has handed over to its cold fallback). */
+  virtual void set_refine_explore(double share) { (void)share; }
   /** True when the strategy cannot produce new candidates (grid done, space exhausted). */
   virtual bool exhausted() const = 0;
   virtual std::string name() const = 0;
