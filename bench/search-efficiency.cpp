@@ -40,7 +40,7 @@
 //                                   [--remeasure-top 8] [--remeasure-rounds 4] [--model costmodel/pretrained/cpu-x86_64.model]
 //                                   [--model-params '{"min_samples":16}'] [--guided-model xgb]
 //                                   [--strategy-params '{"population":128}'] [--modes random,guided,pretrained]
-//                                   [--only SPEC_PART] [--curves FILE.csv] [--refine-model auto|none|...]
+//                                   [--only SPEC_PART] [--curves FILE.csv] [--refine-model auto|none|...] [--no-pretrained-check]
 // --modes and --only run a part (for experiments: the ratios need all three modes); --curves writes every
 // run's per-trial GFLOP/s (the tuning curves).
 #include <sched.h>
@@ -186,6 +186,7 @@ struct Settings {
   int seeds = 3, extra_seeds = 0, batch = 8, remeasure_top = 8, remeasure_rounds = 4;
   uint64_t first_seed = 101;
   bool tty = false;
+  bool check_pretrained = true;  // TuneOptions::check_pretrained (--no-pretrained-check)
   tuner::MeasureOptions measure;
   int64_t budget_of(const std::string& mode) const { return mode == "random" ? random_trials : trials; }
 };
@@ -248,6 +249,7 @@ nlohmann::json run_workload(const std::string& spec, const Settings& st) {
     o.cost_model = mode == "random" ? "random" : mode == "guided" ? st.guided_model : st.model;
     if (mode == "guided") o.model_params = st.model_params;
     o.refine_model = mode == "random" ? "none" : st.refine_model;
+    o.check_pretrained = st.check_pretrained;
     o.seed = run.seed;
     o.strategy_params = st.strategy_params;
     o.batch_size = st.batch;
@@ -431,6 +433,7 @@ int main(int argc, char** argv) {
   int64_t trials = 160, random_trials = 0;
   int seeds = 3, extra_seeds = 0, batch = 8, parallel = 1, remeasure_top = 8, remeasure_rounds = 4;
   uint64_t first_seed = 101;
+  bool no_check = false;
   std::string params_text = "{\"min_samples\":16}", modes_text = "random,guided,pretrained", curves,
               guided_model = "xgb", strategy_text = "{}", refine_model = "auto";
   po::options_description desc("search-efficiency benchmark options");
@@ -457,6 +460,8 @@ int main(int argc, char** argv) {
       "refine-model", po::value<std::string>(&refine_model),
       "refine stage of the guided and pretrained modes (tessel tune --refine-model: auto = cold for guided, the "
       "shipped code model for pretrained; none = the cost model alone)")(
+      "no-pretrained-check", po::bool_switch(&no_check),
+      "the pretrained mode trusts its models throughout (tessel tune --no-pretrained-check)")(
       "strategy-params", po::value<std::string>(&strategy_text),
       "evolutionary search parameters of the guided and pretrained modes, e.g. '{\"population\":512}'")(
       "workloads", po::value<std::string>(&list), "workload list (its 'heldout' lines are used)")(
@@ -523,6 +528,7 @@ int main(int argc, char** argv) {
   }
   Settings st;
   st.model = model, st.refine_model = refine_model, st.guided_model = guided_model;
+  st.check_pretrained = !no_check;
   st.model_params = model_params, st.strategy_params = strategy_params;
   st.trials = trials, st.random_trials = random_trials > 0 ? random_trials : trials;
   st.seeds = seeds, st.extra_seeds = extra_seeds, st.first_seed = first_seed, st.batch = batch, st.remeasure_top = remeasure_top, st.remeasure_rounds = remeasure_rounds;
