@@ -208,9 +208,10 @@ void LearnedModel::check(const std::vector<Sample>& batch) {
   bool was = on_fallback_;
   if (c.pairs >= kCheckPairs && lead > kCheckMargin) on_fallback_ = true;
   if (c.pairs >= kCheckPairs && lead < -kCheckMargin) on_fallback_ = false;
-  TESSEL_LOG(was != on_fallback_ ? 1 : 2) << "cost model " << name() << (uses_code_features() ? " (code features)" : "") << " check: it ordered " << c.own << ", its cold fallback "
-                                          << c.fallback << " of the last " << c.pairs << " measured pairs right"
-                                          << (on_fallback_ ? "; the fallback predicts" : "") << "\n";
+  TESSEL_LOG(was != on_fallback_ ? 1 : 2)
+      << "cost model " << name() << (uses_code_features() ? " (code features)" : "") << " check: it ordered "
+      << c.own << ", its cold fallback " << c.fallback << " of the last " << c.pairs << " measured pairs right"
+      << (on_fallback_ ? "; the fallback predicts" : "") << "\n";
 }
 
 void LearnedModel::maybe_fit() {

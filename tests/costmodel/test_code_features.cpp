@@ -267,15 +267,18 @@ TEST_CASE("a model of an earlier code feature version reads the first features o
     WARN("skipped: code features read x86-64 assembly; this host is " << host.triple);
     return;
   }
-  // The shipped code model was trained on version 1 (16 features); version 2 appends hot_chain.
+  // A version-1 model (16 features; the code model shipped until 2026-12-01, kept as a test file); version 2
+  // appends hot_chain.
   REQUIRE(code_feature_length_of(1) == 16);
   REQUIRE(code_feature_length_of(kCodeFeatureVersion) == kCodeFeatureLength);
-  std::ifstream in(pretrained_code_model_path());
+  REQUIRE(kCodeFeatureVersion > 1);
+  std::ifstream in(TESSEL_CODE_V1_MODEL);
   std::string sig, header;
   std::getline(in, sig);
   std::getline(in, header);
   int version = nlohmann::json::parse(header)["code_feature_version"].get<int>();
-  auto m = load_cost_model(pretrained_code_model_path(), {{"nthread", 1}});
+  REQUIRE(version == 1);
+  auto m = load_cost_model(TESSEL_CODE_V1_MODEL, {{"nthread", 1}});
   auto w = std::make_shared<workload::Workload>(mm64());
   auto tiled_trace = register_tiled();
   std::vector<schedule::Step> naive_trace;
