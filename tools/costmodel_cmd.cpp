@@ -115,15 +115,13 @@ Metrics metrics(const WorkloadData& d, const std::vector<double>& score) {
   Metrics m;
   size_t n = d.traces.size();
   double best = n ? *std::max_element(d.throughput.begin(), d.throughput.end()) : 0;
-  for (size_t a = 0; a < n; ++a)
-    for (size_t b = a + 1; b < n; ++b) {
-      double ta = d.throughput[a], tb = d.throughput[b];
-      if (std::abs(ta - tb) <= 0.05 * std::max(ta, tb)) continue;  // within noise: not a pair
-      bool ok = (ta > tb) == (score[a] > score[b]);
-      m.pairs += 1;
-      m.pairs_ok += ok;
-      if (std::min(ta, tb) >= 0.5 * best) m.good_pairs += 1, m.good_ok += ok;
-    }
+  costmodel::PairAgreement all = costmodel::pair_agreement(score, d.throughput);
+  m.pairs = double(all.pairs), m.pairs_ok = all.agree;
+  std::vector<double> good_score, good_truth;  // the candidates within 50% of the best
+  for (size_t i = 0; i < n; ++i)
+    if (d.throughput[i] >= 0.5 * best) good_score.push_back(score[i]), good_truth.push_back(d.throughput[i]);
+  costmodel::PairAgreement good = costmodel::pair_agreement(good_score, good_truth);
+  m.good_pairs = double(good.pairs), m.good_ok = good.agree;
   std::vector<size_t> by_true(n), by_pred(n);
   for (size_t i = 0; i < n; ++i) by_true[i] = by_pred[i] = i;
   std::sort(by_true.begin(), by_true.end(), [&](size_t a, size_t b) { return d.throughput[a] > d.throughput[b]; });

@@ -70,7 +70,7 @@ PairAgreement pair_agreement(const std::vector<double>& score, const std::vector
       double d = truth[i] - truth[j];
       if (std::abs(d) <= min_rel_diff * std::max(truth[i], truth[j])) continue;
       ++r.pairs;
-      if ((d > 0) == (score[i] > score[j])) ++r.agree;
+      r.agree += score[i] == score[j] ? 0.5 : (d > 0) == (score[i] > score[j]) ? 1.0 : 0.0;
     }
   return r;
 }

@@ -200,7 +200,7 @@ void LearnedModel::check(const std::vector<Sample>& batch) {
     PairAgreement own = pair_agreement(own_predict(progs), truth);
     if (own.pairs == 0) continue;
     PairAgreement fb = pair_agreement(fallback_->predict_features(progs), truth);
-    checks_.push_back({double(own.agree), double(fb.agree), double(own.pairs)});
+    checks_.push_back({own.agree, fb.agree, double(own.pairs)});
     if (checks_.size() > kCheckBatches) checks_.pop_front();
   }
   CheckCounts c = check_counts();

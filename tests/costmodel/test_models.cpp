@@ -3,12 +3,15 @@
 // clearly better than chance. Plus the update/retrain rule, save/load, and refused files.
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <random>
 
 #include "candidates.h"
 #include "tessel/costmodel/learned_model.h"
@@ -101,6 +104,36 @@ void write_all(const std::string& p, const std::string& s) { std::ofstream(p, st
 
 // Diagnostic (hidden; run with "[noise]"): how well a second measurement orders the first one, i.e. the
 // ceiling any model can reach on this machine.
+TEST_CASE("pair agreement: pairs outside the noise, equal scores count half, whatever the order", "[costmodel][models]") {
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> u(1, 100);
+  std::vector<double> truth, score;
+  for (int i = 0; i < 40; ++i) {
+    truth.push_back(u(rng));
+    score.push_back(std::floor(truth.back() / 25));  // four levels: right across levels, tied within one
+  }
+  // Counted here pair by pair: right across score levels, half within a level.
+  double right = 0;
+  size_t pairs = 0;
+  for (size_t i = 0; i < truth.size(); ++i)
+    for (size_t j = i + 1; j < truth.size(); ++j) {
+      if (std::abs(truth[i] - truth[j]) <= 0.05 * std::max(truth[i], truth[j])) continue;
+      ++pairs;
+      right += score[i] == score[j] ? 0.5 : 1.0;
+    }
+  PairAgreement a = pair_agreement(score, truth);
+  CHECK(a.pairs == pairs);
+  CHECK(a.agree == Approx(right));
+  CHECK(a.accuracy() < 0.95);  // the ties cost: not all right
+  CHECK(a.accuracy() > 0.6);
+  // The same pairs in reverse order: the same count (ties were counted by the order before).
+  std::reverse(truth.begin(), truth.end());
+  std::reverse(score.begin(), score.end());
+  CHECK(pair_agreement(score, truth).agree == Approx(right));
+  // All scores equal: a coin toss.
+  CHECK(pair_agreement(std::vector<double>(truth.size(), 1.0), truth).accuracy() == Approx(0.5));
+}
+
 TEST_CASE("measurement noise ceiling", "[.][noise]") {
   std::vector<TestCandidate> again = measured().cands;
   measure_all(*mm(), again);

@@ -38,7 +38,7 @@ class EvolutionarySearch : public StrategyBase {
       double explore = screening && !stalled ? std::clamp(p_.refine_explore, 0.0, 1.0) : 1.0;
       size_t from_model = refining ? listed - size_t(double(listed) * explore) : listed;
       std::vector<Candidate> pop;
-      if (from_model > 0) pop = initial_population(&taken);
+      if (from_model > 0) pop = initial_population();
       for (int g = 0; g < p_.generations && !pop.empty(); ++g) pop = next_generation(pop);
       std::vector<double> sc = score(pop);
       std::vector<size_t> idx(pop.size());
@@ -102,7 +102,8 @@ class EvolutionarySearch : public StrategyBase {
     if (best.size() > k) best.resize(k);
     return best;
   }
-  std::vector<Candidate> initial_population(std::set<std::string>*) {
+  /** The best measured (half a population at most), then random samples (valid; measured or not). */
+  std::vector<Candidate> initial_population() {
     std::vector<Candidate> pop;
     for (auto* m : best_measured(size_t(std::max(0, p_.population / 2)))) pop.push_back(m->c);
     for (int tries = 0; int(pop.size()) < p_.population && tries < p_.population * 8; ++tries) {

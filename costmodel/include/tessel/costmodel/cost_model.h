@@ -56,9 +56,13 @@ using ModelParams = nlohmann::json;
 std::unique_ptr<CostModel> make_cost_model(const std::string& name, const ModelParams& params = {});
 
 /** How many pairs of candidates a model orders as their measurements do. Two candidates are a pair when their
- *  throughputs differ by more than min_rel_diff of the larger (closer is within noise). */
+ *  throughputs differ by more than min_rel_diff of the larger (closer is within noise). A pair the model
+ *  scores equal counts half (a coin toss: ties are common for the analytic model, whose roofline gives many
+ *  schedules the same score, and counting them by the order of the input would make its figure depend on
+ *  that order). */
 struct PairAgreement {
-  size_t agree = 0, pairs = 0;
+  double agree = 0;
+  size_t pairs = 0;
   double accuracy() const { return pairs ? double(agree) / double(pairs) : 0.0; }
 };
 PairAgreement pair_agreement(const std::vector<double>& score, const std::vector<double>& truth,
