@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <numeric>
 #include <random>
 
 #include "candidates.h"
@@ -102,38 +103,33 @@ void write_all(const std::string& p, const std::string& s) { std::ofstream(p, st
 
 }  // namespace
 
-// Diagnostic (hidden; run with "[noise]"): how well a second measurement orders the first one, i.e. the
-// ceiling any model can reach on this machine.
 TEST_CASE("pair agreement: pairs outside the noise, equal scores count half, whatever the order", "[costmodel][models]") {
-  std::mt19937_64 rng(11);
-  std::uniform_real_distribution<double> u(1, 100);
+  // 40 throughputs 1.2x apart (every pair differs by more than 5%: 40 x 39 / 2 = 780 pairs) and scores in four
+  // levels of 10 that rise with them: the 4 x 45 = 180 pairs within a level are ties, the other 600 right.
+  // Expected by construction: 600 + 180 / 2 = 690 of 780.
   std::vector<double> truth, score;
-  for (int i = 0; i < 40; ++i) {
-    truth.push_back(u(rng));
-    score.push_back(std::floor(truth.back() / 25));  // four levels: right across levels, tied within one
-  }
-  // Counted here pair by pair: right across score levels, half within a level.
-  double right = 0;
-  size_t pairs = 0;
-  for (size_t i = 0; i < truth.size(); ++i)
-    for (size_t j = i + 1; j < truth.size(); ++j) {
-      if (std::abs(truth[i] - truth[j]) <= 0.05 * std::max(truth[i], truth[j])) continue;
-      ++pairs;
-      right += score[i] == score[j] ? 0.5 : 1.0;
-    }
+  for (int i = 0; i < 40; ++i) truth.push_back(std::pow(1.2, i)), score.push_back(i / 10);
   PairAgreement a = pair_agreement(score, truth);
-  CHECK(a.pairs == pairs);
-  CHECK(a.agree == Approx(right));
-  CHECK(a.accuracy() < 0.95);  // the ties cost: not all right
-  CHECK(a.accuracy() > 0.6);
-  // The same pairs in reverse order: the same count (ties were counted by the order before).
-  std::reverse(truth.begin(), truth.end());
-  std::reverse(score.begin(), score.end());
-  CHECK(pair_agreement(score, truth).agree == Approx(right));
+  CHECK(a.pairs == 780);
+  CHECK(a.agree == Approx(690));
+  // Shuffled: the same count (ties were counted by the order of the input before).
+  std::vector<size_t> order(truth.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::shuffle(order.begin(), order.end(), std::mt19937_64(11));
+  std::vector<double> t2, s2;
+  for (size_t k : order) t2.push_back(truth[k]), s2.push_back(score[k]);
+  CHECK(pair_agreement(s2, t2).agree == Approx(690));
+  // Within noise: neighbours 3% apart are no pair (1.03^2 > 1.05 apart are): 40 x 39 / 2 - 39 = 741 pairs.
+  std::vector<double> close;
+  for (int i = 0; i < 40; ++i) close.push_back(std::pow(1.03, i));
+  CHECK(pair_agreement(close, close).pairs == 741);
+  CHECK(pair_agreement(close, close).accuracy() == Approx(1.0));
   // All scores equal: a coin toss.
   CHECK(pair_agreement(std::vector<double>(truth.size(), 1.0), truth).accuracy() == Approx(0.5));
 }
 
+// Diagnostic (hidden; run with "[noise]"): how well a second measurement orders the first one, i.e. the
+// ceiling any model can reach on this machine.
 TEST_CASE("measurement noise ceiling", "[.][noise]") {
   std::vector<TestCandidate> again = measured().cands;
   measure_all(*mm(), again);

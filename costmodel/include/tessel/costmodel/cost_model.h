@@ -63,7 +63,7 @@ std::unique_ptr<CostModel> make_cost_model(const std::string& name, const ModelP
 struct PairAgreement {
   double agree = 0;
   size_t pairs = 0;
-  double accuracy() const { return pairs ? double(agree) / double(pairs) : 0.0; }
+  double accuracy() const { return pairs ? agree / double(pairs) : 0.0; }
 };
 PairAgreement pair_agreement(const std::vector<double>& score, const std::vector<double>& truth,
                              double min_rel_diff = 0.05);
