@@ -34,7 +34,9 @@
 // online check, TuneOptions::check_pretrained; "-": none).
 //
 // --parallel N runs N workloads at once, each in its own process pinned to its own CPU (a workload's runs
-// and its mark stay in one process; on this machine's 2 cores the benchmark takes half the time).
+// and its mark stay in one process; on this machine's 2 cores the benchmark takes half the time). They
+// measure one candidate at a time (LocalRunnerParams::measure_lock; --no-measure-lock: at once), while
+// building and searching overlap.
 //
 //   scripts/bench search-efficiency [--trials 160] [--random-trials N] [--seeds 3] [--extra-seeds 0] [--first-seed 101] [--parallel 1]
 //                                   [--remeasure-top 8] [--remeasure-rounds 4] [--model costmodel/pretrained/cpu-x86_64.model]
@@ -179,6 +181,7 @@ std::vector<std::string> heldout_workloads(const std::string& list) {
 
 struct Settings {
   std::string model, refine_model, guided_model, dir;
+  std::string measure_lock;  // LocalRunnerParams::measure_lock of every runner (with --parallel)
   nlohmann::json model_params;
   tuner::StrategyParams strategy_params;
   std::vector<std::pair<std::string, std::string>> modes;  // (mode, strategy)
@@ -190,6 +193,14 @@ struct Settings {
   tuner::MeasureOptions measure;
   int64_t budget_of(const std::string& mode) const { return mode == "random" ? random_trials : trials; }
 };
+
+/** A local runner that measures under the settings' lock (if any). */
+std::unique_ptr<tuner::Runner> make_runner(const std::string& work_dir, const Settings& st) {
+  tuner::LocalRunnerParams p;
+  p.work_dir = work_dir;
+  p.measure_lock = st.measure_lock;
+  return tuner::make_local_runner(p);
+}
 
 /** Measures the k fastest candidates again, and the candidates `also` names (rounds times each, side by
  *  side, in a fresh builder and runner) and sets their time to the median of all their measurements. A
@@ -214,7 +225,7 @@ double remeasure(MeasureCache& cache, const workload::Workload& w, const Setting
   for (size_t i = 0; i < ok.size(); ++i) medians[i].push_back(ok[i].first);
   std::string wd = st.dir + "/remeasure-" + w.key;
   auto builder = tuner::make_local_builder(wd, 0);
-  auto runner = tuner::make_local_runner(wd);
+  auto runner = make_runner(wd, st);
   auto built = builder->build(inputs, st.measure);
   for (int r = 0; r < st.remeasure_rounds; ++r) {
     auto res = runner->run(inputs, built, st.measure, 0);
@@ -261,7 +272,7 @@ nlohmann::json run_workload(const std::string& spec, const Settings& st) {
       return std::make_unique<CachingBuilder>(tuner::make_local_builder(wd, jobs), cache);
     };
     o.make_runner = [&](const std::string& wd) {
-      return std::make_unique<CachingRunner>(tuner::make_local_runner(wd), cache, run.keys);
+      return std::make_unique<CachingRunner>(make_runner(wd, st), cache, run.keys);
     };
     if (stop_at > 0)
       o.stop_when = [&](const tuner::TuneSummary&) {
@@ -433,7 +444,7 @@ int main(int argc, char** argv) {
   int64_t trials = 160, random_trials = 0;
   int seeds = 3, extra_seeds = 0, batch = 8, parallel = 1, remeasure_top = 8, remeasure_rounds = 4;
   uint64_t first_seed = 101;
-  bool no_check = false;
+  bool no_check = false, no_measure_lock = false;
   std::string params_text = "{\"min_samples\":16}", modes_text = "random,guided,pretrained", curves,
               guided_model = "xgb", strategy_text = "{}", refine_model = "auto";
   po::options_description desc("search-efficiency benchmark options");
@@ -449,7 +460,10 @@ int main(int argc, char** argv) {
       "first-seed", po::value<uint64_t>(&first_seed)->default_value(101), "seeds are first-seed, first-seed + 1, ...")(
       "batch", po::value<int>(&batch)->default_value(8), "candidates per round")(
       "parallel", po::value<int>(&parallel)->default_value(1),
-      "workloads run at once, each in its own process pinned to its own CPU (at most the CPUs allowed)")(
+      "workloads run at once, each in its own process pinned to its own CPU (at most the CPUs allowed); they "
+      "measure one at a time (a lock), while building and searching overlap")(
+      "no-measure-lock", po::bool_switch(&no_measure_lock),
+      "with --parallel: let the workloads measure at the same time")(
       "remeasure-top", po::value<int>(&remeasure_top)->default_value(8),
       "after the runs, the fastest K candidates of a workload are measured again")(
       "remeasure-rounds", po::value<int>(&remeasure_rounds)->default_value(4),
@@ -535,6 +549,7 @@ int main(int argc, char** argv) {
   st.measure.threads = 1;
   st.dir = (std::filesystem::temp_directory_path() / ("tessel-bench-se-" + std::to_string(getpid()))).string();
   std::filesystem::create_directories(st.dir);
+  if (parallel > 1 && !no_measure_lock) st.measure_lock = st.dir + "/measure.lock";
   for (auto& m : {"random", "guided", "pretrained"})
     if (("," + modes_text + ",").find(std::string(",") + m + ",") != std::string::npos)
       st.modes.push_back({m, std::string(m) == "random" ? "random" : "evolutionary"});

@@ -98,6 +98,9 @@ int run_tune(const std::vector<std::string>& args) {
       "threads", po::value<int>(&o.measure.threads)->default_value(0), "threads of the measured kernels (0 = all)")(
       "repeats", po::value<int>(&o.measure.min_repeats)->default_value(3), "timed runs per candidate, at least")(
       "flush-cache", po::bool_switch(&o.measure.flush_cache), "flush the cache between timed runs")(
+      "measure-lock", po::value<std::string>(&o.measure_lock),
+      "measure each candidate under an exclusive lock on this file (created if missing): tuning runs that share "
+      "a machine and name the same file never time kernels at once (local measurement only)")(
       "json", po::value<std::string>(&json_path), "write the summary as JSON here")(
       "tracker", po::value<std::string>(&remote.tracker), "measure on remote workers leased from this tracker (HOST:PORT)")(
       "key", po::value<std::string>(&remote.key)->default_value("default"), "device key of the remote workers")(
@@ -123,6 +126,8 @@ int run_tune(const std::vector<std::string>& args) {
   }
   TESSEL_CHECK(remote.tracker.empty() || remote.workers.empty()) << "give --tracker or --worker, not both";
   bool use_rpc = !remote.tracker.empty() || !remote.workers.empty();
+  TESSEL_CHECK(!use_rpc || o.measure_lock.empty())
+      << "--measure-lock is for local measurement (a remote worker measures one candidate at a time)";
   if (use_rpc) {
     remote.security = sec.load();
     remote.stats = std::make_shared<rpc::RpcRunnerStats>();

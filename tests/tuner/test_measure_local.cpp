@@ -2,10 +2,14 @@
 // in a tessel-worker process; fault injection with hand-made kernels (bad_kernels.c): crash, hang,
 // memory exhaustion, wrong answers; the runner keeps working after each. Plus the worker binary's
 // protocol robustness over a pipe.
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <filesystem>
+#include <future>
 
 #include "subprocess.h"
 #include "tuner/measure_test_util.h"
@@ -226,4 +230,44 @@ TEST_CASE("measure options JSON round trip", "[tuner][measure]") {
   for (const char* k :
        {"none", "runtime_error", "run_timeout", "wrong_answer", "worker_lost", "early_aborted", "out_of_memory"})
     CHECK(records::error_kind_from_name(k).has_value());
+}
+
+TEST_CASE("local runner: a measure lock makes runners measure one at a time", "[tuner][measure]") {
+  std::string dir = work_dir("lock");
+  fs::create_directories(dir);
+  std::string lock_path = dir + "/measure.lock";
+  LocalRunnerParams p;
+  p.work_dir = dir + "/run";
+  p.measure_lock = lock_path;
+  p.keep_artifacts = true;  // the same build is measured twice
+  auto runner = make_local_runner(p);
+  auto builder = make_local_builder(dir + "/build", 1);
+  MeasureOptions opt = quick_options();
+  std::vector<MeasureInput> inputs = {{matmul64(), tiled_trace()}};
+  auto builds = builder->build(inputs, opt);
+  REQUIRE(builds[0].error_kind == MeasureErrorKind::kNone);
+  // First run: the worker starts and the reference is built (slow steps outside the test's window).
+  REQUIRE(runner->run(inputs, builds, opt, 0)[0].ok());
+  REQUIRE(fs::exists(lock_path));
+
+  // Another holder of the lock (as a second tuning process would be, measuring): the runner waits for it.
+  int fd = ::open(lock_path.c_str(), O_RDWR);
+  REQUIRE(fd >= 0);
+  REQUIRE(::flock(fd, LOCK_EX) == 0);
+  auto measuring = std::async(std::launch::async, [&] { return runner->run(inputs, builds, opt, 0); });
+  CHECK(measuring.wait_for(std::chrono::milliseconds(1500)) == std::future_status::timeout);
+  ::flock(fd, LOCK_UN);
+  REQUIRE(measuring.wait_for(std::chrono::seconds(60)) == std::future_status::ready);
+  auto results = measuring.get();
+  CHECK(results[0].ok());
+  // Released after each candidate: the lock is free again.
+  CHECK(::flock(fd, LOCK_EX | LOCK_NB) == 0);
+  ::close(fd);
+
+  // A lock that cannot be opened is a clear error when the runner is made.
+  p.measure_lock = dir + "/no/such/dir/measure.lock";
+  CHECK_THROWS_WITH(make_local_runner(p), Catch::Contains("cannot open the measure lock") &&
+                                              Catch::Contains("no/such/dir"));
+  runner.reset();
+  fs::remove_all(dir);
 }

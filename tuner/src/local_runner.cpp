@@ -4,10 +4,17 @@
 //                      (ReferenceBuilds), send a measure request through the WorkerChild
 // runner_util.cpp holds the pieces shared with the RPC runner; see docs/measurement.md for the
 // protocol, the timeouts and the error kinds.
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <mutex>
 
+#include "tessel/support/error.h"
 #include "tessel/tuner/runner_util.h"
 #include "worker_child.h"
 
@@ -16,10 +23,40 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+/** An exclusive flock on a file, held while one candidate is measured (LocalRunnerParams::measure_lock).
+ *  Each runner opens the file itself: flock excludes between open file descriptions, so runners in
+ *  forked processes or in one process exclude each other alike. BasicLockable (std::lock_guard). */
+class MeasureLock {
+ public:
+  explicit MeasureLock(const std::string& path) {
+    if (path.empty()) return;
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    if (fd_ < 0) throw UserError("cannot open the measure lock " + path + ": " + std::strerror(errno));
+  }
+  ~MeasureLock() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  MeasureLock(const MeasureLock&) = delete;
+  MeasureLock& operator=(const MeasureLock&) = delete;
+  void lock() {
+    while (fd_ >= 0 && ::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
+    }
+  }
+  void unlock() {
+    if (fd_ >= 0) ::flock(fd_, LOCK_UN);
+  }
+
+ private:
+  int fd_ = -1;
+};
+
 class LocalRunner : public Runner {
  public:
   explicit LocalRunner(LocalRunnerParams p)
-      : p_(p), child_(WorkerChildParams{p.worker_path, p.startup_timeout_s}), refs_(p.work_dir, p.target) {}
+      : p_(p),
+        child_(WorkerChildParams{p.worker_path, p.startup_timeout_s}),
+        refs_(p.work_dir, p.target),
+        lock_(p.measure_lock) {}
 
   std::vector<MeasureResult> run(const std::vector<MeasureInput>& inputs, const std::vector<BuildResult>& builds,
                                  const MeasureOptions& opt, double best_so_far_s) override {
@@ -59,13 +96,16 @@ class LocalRunner : public Runner {
     const BuildResult& ref = refs_.get(*in.workload);
     if (ref.error_kind != MeasureErrorKind::kNone)
       return measure_error(MeasureErrorKind::kWorkerLost, ref.error_message);
-    return measure_result_from(child_.measure(make_measure_request(*in.workload, b, ref, opt, best)));
+    auto request = make_measure_request(*in.workload, b, ref, opt, best);
+    std::lock_guard<MeasureLock> measuring(lock_);
+    return measure_result_from(child_.measure(request));
   }
 
   LocalRunnerParams p_;
   std::mutex mu_;
   WorkerChild child_;
   ReferenceBuilds refs_;
+  MeasureLock lock_;
 };
 
 }  // namespace

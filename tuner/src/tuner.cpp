@@ -183,6 +183,7 @@ class Tuning {
     LocalRunnerParams rp;
     rp.work_dir = work_dir_;
     rp.target = target_;
+    rp.measure_lock = o.measure_lock;
     runner_ = o.make_runner ? o.make_runner(work_dir_) : make_local_runner(rp);
     uint64_t seed = o.seed;
     for (auto& t : o.tasks) {

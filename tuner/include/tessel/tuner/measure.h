@@ -100,6 +100,10 @@ struct LocalRunnerParams {
   std::string worker_path;        // empty: $TESSEL_WORKER, else next to /proc/self/exe, else the build tree's
   bool keep_artifacts = false;    // false: delete each candidate's .so once it was measured
   double startup_timeout_s = 10;  // a new worker must answer a ping within this time
+  // Non-empty: each candidate is measured under an exclusive lock (flock) on this file, created if
+  // missing, so that tuning runs sharing a machine (one per core) never time kernels at once; building
+  // and searching still overlap. make_local_runner throws UserError when the file cannot be opened.
+  std::string measure_lock;
 };
 /** Runs on a local worker process (`tessel-worker --stdio --memory-limit-mb N`), restarted after a
  *  crash or timeout. The reference of each workload (ops::default_schedule, or ops::default_gpu_schedule

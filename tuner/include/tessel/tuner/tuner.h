@@ -60,6 +60,8 @@ struct TuneOptions {
   MeasureOptions measure;
   StrategyParams strategy_params;
   std::string work_dir;           // artifacts; empty = a fresh temp dir
+  std::string measure_lock;       // the local runner measures under an exclusive lock on this file
+                                  // (LocalRunnerParams::measure_lock); empty = none
   // Test and extension hooks (the defaults are the local builder and runner):
   std::function<std::unique_ptr<Builder>(const std::string& work_dir, int jobs)> make_builder;
   std::function<std::unique_ptr<Runner>(const std::string& work_dir)> make_runner;
