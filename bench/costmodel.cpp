@@ -13,6 +13,7 @@
 #include <set>
 
 #include "common/bench_util.h"
+#include "tessel/codegen/target.h"
 #include "tessel/costmodel/learned_model.h"
 #include "tessel/runtime/thread_pool.h"
 #include "tessel/tuner/search_space.h"
@@ -107,7 +108,7 @@ int main(int argc, char** argv) {
     time_predictions(*m, name);
   }
   // The shipped pretrained model (larger than the defaults above: see docs/costmodel.md).
-  auto shipped = costmodel::load_cost_model(costmodel::pretrained_model_path(), {{"nthread", 1}});
+  auto shipped = costmodel::load_cost_model(costmodel::pretrained_model_path(codegen::Target::host().cpu), {{"nthread", 1}});
   time_predictions(*shipped, "pretrained (" + shipped->name() + ")");
   if (sink == 12345.678) std::cout << "";
   std::cout << "cost model on " << spec << " (one thread)\n";

@@ -7,7 +7,8 @@
 //               refine stage (tessel tune --refine-model) is a cold xgb-rank that reads the compiled code,
 //               starting from the analytic model (the hot loop's roofline; no data)
 //   pretrained  evolutionary search starting from the shipped pretrained model (and fine-tuning it); its
-//               refine stage starts from the shipped code model (cpu-x86_64.code.model)
+//               refine stage starts from the shipped code model (cpu-x86_64[-CPU].code.model: the one of
+//               this CPU when there is one)
 // Every candidate is measured once per workload: the runs share a measurement cache keyed by the trace,
 // so a schedule two runs both propose has one time (fewer measurements, and no noise between modes).
 // After the runs, the fastest --remeasure-top candidates of the workload are measured --remeasure-rounds
@@ -39,7 +40,7 @@
 // building and searching overlap.
 //
 //   scripts/bench search-efficiency [--trials 160] [--random-trials N] [--seeds 3] [--extra-seeds 0] [--first-seed 101] [--parallel 1]
-//                                   [--remeasure-top 8] [--remeasure-rounds 4] [--model costmodel/pretrained/cpu-x86_64.model]
+//                                   [--remeasure-top 8] [--remeasure-rounds 4] [--model costmodel/pretrained/cpu-x86_64[-CPU].model]
 //                                   [--model-params '{"min_samples":16}'] [--guided-model xgb]
 //                                   [--strategy-params '{"population":128}'] [--modes random,guided,pretrained]
 //                                   [--only SPEC_PART] [--curves FILE.csv] [--refine-model auto|none|...] [--no-pretrained-check]
@@ -61,6 +62,8 @@
 #include <sstream>
 
 #include "common/bench_util.h"
+#include "tessel/codegen/target.h"
+#include "tessel/costmodel/learned_model.h"
 #include "tessel/runtime/thread_pool.h"
 #include "tessel/tuner/tuner.h"
 
@@ -439,7 +442,7 @@ std::vector<nlohmann::json> run_parallel(const std::vector<std::string>& specs, 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string csv, model = TESSEL_SOURCE_DIR "/costmodel/pretrained/cpu-x86_64.model";
+  std::string csv, model;
   std::string list = TESSEL_SOURCE_DIR "/costmodel/pretrained/workloads.txt", only;
   int64_t trials = 160, random_trials = 0;
   int seeds = 3, extra_seeds = 0, batch = 8, parallel = 1, remeasure_top = 8, remeasure_rounds = 4;
@@ -468,7 +471,8 @@ int main(int argc, char** argv) {
       "after the runs, the fastest K candidates of a workload are measured again")(
       "remeasure-rounds", po::value<int>(&remeasure_rounds)->default_value(4),
       "times each of them is measured again (their time: the median of all; 0 = no re-measurement)")(
-      "model", po::value<std::string>(&model), "pretrained model file")(
+      "model", po::value<std::string>(&model),
+      "pretrained model file (default: the shipped one of this CPU, costmodel::pretrained_model_path)")(
       "model-params", po::value<std::string>(&params_text), "parameters of the guided mode's (cold) model")(
       "guided-model", po::value<std::string>(&guided_model), "kind of the guided mode's cold model (xgb, xgb-rank, mlp)")(
       "refine-model", po::value<std::string>(&refine_model),
@@ -522,6 +526,14 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     std::cerr << "search-efficiency: --strategy-params: " << e.what() << "\n";
     return 2;
+  }
+  if (model.empty()) {
+    try {
+      model = costmodel::pretrained_model_path(codegen::Target::host().cpu);
+    } catch (const std::exception& e) {
+      std::cerr << "search-efficiency: " << e.what() << "\n";
+      return 2;
+    }
   }
   if (!std::filesystem::is_regular_file(model)) {
     std::cerr << "search-efficiency: no pretrained model at " << model << " (scripts/train-costmodel makes it)\n";
@@ -610,6 +622,14 @@ int main(int argc, char** argv) {
               "best 2 re-measured %d times, best_first_gflops before that; pretrained_end/guided_end_min: the "
               "lowest over the seeds of the pretrained run's best over the guided run's)\n",
               seeds, extra_seeds, (long long)st.trials, (long long)st.random_trials, remeasure_top, remeasure_rounds);
+  std::string refine_used;
+  try {
+    refine_used = tuner::resolve_refine_model(refine_model, model, "host");
+  } catch (const std::exception& e) {
+    refine_used = e.what();
+  }
+  std::printf("pretrained mode on %s: cost model %s, refine model %s\n", codegen::Target::host().cpu.c_str(),
+              model.c_str(), refine_used.empty() ? "none" : refine_used.c_str());
   table.print();
   if (!table.write_csv(csv)) return 1;
   if (!csv.empty()) runs_table.write_csv(csv.substr(0, csv.size() - 4) + "-runs.csv");

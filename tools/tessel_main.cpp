@@ -4,6 +4,7 @@
 
 #include "subcommand.h"
 #include "tessel/support/error.h"
+#include "tessel/codegen/target.h"
 #include "tessel/support/version.h"
 
 namespace {
@@ -47,7 +48,8 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (first == "--version") {
-    std::cout << "tessel " << tessel::version() << "\n";
+    auto host = tessel::codegen::Target::host();  // the CPU that picks the shipped cost model (docs/costmodel.md)
+    std::cout << "tessel " << tessel::version() << "\nhost cpu: " << host.cpu << " (" << host.triple << ")\n";
     return 0;
   }
   for (auto& c : kSubcommands) {

@@ -20,8 +20,7 @@
 namespace tessel::costmodel {
 
 namespace {
-constexpr const char* kPretrainedModelFile = "cpu-x86_64.model";
-constexpr const char* kPretrainedCodeModelFile = "cpu-x86_64.code.model";
+constexpr const char* kPretrainedStem = "cpu-x86_64";  // cpu-x86_64[-CPU].model, cpu-x86_64[-CPU].code.model
 
 // params, with "code_features": true when the model must read code features (a saved model trained on
 // them, or the base a run's correction is fitted on): the file, not the caller, says what it reads.
@@ -364,9 +363,10 @@ std::unique_ptr<LearnedModel> load_cost_model(const std::string& path, const Mod
 }
 
 namespace {
-// $env when set (it must be a file), else share/tessel/FILE next to the running binary's bin/, else the
-// source tree's copy.
-std::string find_pretrained(const char* file, const char* env_name) {
+// $env when set (it must be a file), else the model of this CPU (cpu-x86_64-CPU.SUFFIX), else the default
+// one (cpu-x86_64.SUFFIX); each first in share/tessel/ next to the running binary's bin/, then in the source
+// tree.
+std::string find_pretrained(const std::string& cpu, const char* suffix, const char* env_name) {
   std::vector<std::string> tried;
   std::error_code ec;
   auto usable = [&](const std::filesystem::path& p) {
@@ -377,25 +377,30 @@ std::string find_pretrained(const char* file, const char* env_name) {
     TESSEL_CHECK(usable(env)) << env_name << "=" << env << " is not a file";
     return env;
   }
+  std::vector<std::filesystem::path> dirs;
   auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    auto p = exe.parent_path().parent_path() / "share" / "tessel" / file;
-    if (usable(p)) return p.string();
-  }
-  auto src = std::filesystem::path(TESSEL_PRETRAINED_SOURCE_DIR) / file;
-  if (usable(src)) return src.string();
+  if (!ec) dirs.push_back(exe.parent_path().parent_path() / "share" / "tessel");
+  dirs.push_back(TESSEL_PRETRAINED_SOURCE_DIR);
+  std::vector<std::string> files;
+  if (!cpu.empty() && cpu != "generic") files.push_back(std::string(kPretrainedStem) + "-" + cpu + suffix);
+  files.push_back(std::string(kPretrainedStem) + suffix);
+  for (auto& file : files)
+    for (auto& dir : dirs)
+      if (usable(dir / file)) return (dir / file).string();
   std::string where;
   for (auto& t : tried) where += "\n  " + t;
-  TESSEL_CHECK(false) << "no pretrained cost model " << file << " found; looked at:" << where << "\nset " << env_name
-                      << "=FILE or make one with scripts/train-costmodel";
+  TESSEL_CHECK(false) << "no pretrained cost model " << files.back() << " found; looked at:" << where << "\nset "
+                      << env_name << "=FILE or make one with scripts/train-costmodel";
   return {};
 }
 }  // namespace
 
-std::string pretrained_model_path() { return find_pretrained(kPretrainedModelFile, "TESSEL_PRETRAINED_MODEL"); }
+std::string pretrained_model_path(const std::string& cpu) {
+  return find_pretrained(cpu, ".model", "TESSEL_PRETRAINED_MODEL");
+}
 
-std::string pretrained_code_model_path() {
-  return find_pretrained(kPretrainedCodeModelFile, "TESSEL_PRETRAINED_CODE_MODEL");
+std::string pretrained_code_model_path(const std::string& cpu) {
+  return find_pretrained(cpu, ".code.model", "TESSEL_PRETRAINED_CODE_MODEL");
 }
 
 std::unique_ptr<LearnedModel> make_pretrained_model(const std::string& path, const ModelParams& params) {

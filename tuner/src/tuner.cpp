@@ -82,7 +82,6 @@ std::unique_ptr<costmodel::CostModel> make_model(const std::string& name, uint64
   TESSEL_CHECK(extra.is_object()) << "cost-model parameters must be a JSON object, got " << extra.dump();
   for (auto& [k, v] : extra.items()) p[k] = v;
   std::error_code ec;
-  if (name == "pretrained") return costmodel::make_pretrained_model(costmodel::pretrained_model_path(), p);
   if (name.find('/') != std::string::npos || std::filesystem::is_regular_file(name, ec))
     return costmodel::make_pretrained_model(name, p);
   return costmodel::make_cost_model(name, p);
@@ -136,10 +135,11 @@ bool on_fallback(const costmodel::CostModel* m) {
 
 // The shipped model `path_of` finds, or fallback when there is none; a set env_name that is not a file
 // is an error, not a silent fallback.
-std::string shipped_or(std::string (*path_of)(), const char* env_name, const std::string& fallback) {
-  if (std::getenv(env_name)) return path_of();
+std::string shipped_or(std::string (*path_of)(const std::string& cpu), const std::string& cpu, const char* env_name,
+                       const std::string& fallback) {
+  if (std::getenv(env_name)) return path_of(cpu);
   try {
-    return path_of();
+    return path_of(cpu);
   } catch (const UserError&) {
     return fallback;  // a build without the shipped file
   }
@@ -505,10 +505,11 @@ class Tuning {
 TuneSummary tune(const TuneOptions& options, const ProgressFn& progress) { return Tuning(options, progress).run(); }
 
 std::string resolve_cost_model(const std::string& name, const std::string& target_text) {
-  if (name != "auto") return name;
+  if (name != "auto" && name != "pretrained") return name;
   codegen::Target target = codegen::Target::parse(target_text);
+  if (name == "pretrained") return costmodel::pretrained_model_path(target.cpu);  // the one of the target's CPU
   if (target.is_cuda() || target.triple.rfind("x86_64", 0) != 0) return "xgb";
-  return shipped_or(costmodel::pretrained_model_path, "TESSEL_PRETRAINED_MODEL", "xgb");  // else learn from this run
+  return shipped_or(costmodel::pretrained_model_path, target.cpu, "TESSEL_PRETRAINED_MODEL", "xgb");  // else learn from this run
 }
 
 std::string resolve_refine_model(const std::string& name, const std::string& cost_model, const std::string& target_text) {
@@ -519,12 +520,12 @@ std::string resolve_refine_model(const std::string& name, const std::string& cos
   if (name == "auto") {
     if (!readable || cost_model == "random") return "";
     if (!is_pretrained(cost_model)) return "cold";
-    return shipped_or(costmodel::pretrained_code_model_path, "TESSEL_PRETRAINED_CODE_MODEL", "cold");
+    return shipped_or(costmodel::pretrained_code_model_path, target.cpu, "TESSEL_PRETRAINED_CODE_MODEL", "cold");
   }
   TESSEL_CHECK(readable) << "--refine-model " << name << ": the refine stage reads x86-64 code and the target is "
                          << target.to_string() << "; use --refine-model none";
   if (name == "cold" || name == "analytic") return name;
-  if (name == "pretrained") return costmodel::pretrained_code_model_path();
+  if (name == "pretrained") return costmodel::pretrained_code_model_path(target.cpu);
   std::error_code ec;
   TESSEL_CHECK(std::filesystem::is_regular_file(name, ec))
       << "--refine-model '" << name << "' is not a model file (values: " << kValues << ")";

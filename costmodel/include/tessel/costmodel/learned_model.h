@@ -166,14 +166,16 @@ std::unique_ptr<LearnedModel> load_cost_model(const std::string& path, const Mod
 std::unique_ptr<LearnedModel> make_pretrained_model(const std::string& path, const ModelParams& params = {});
 
 /** The pretrained model shipped with tessel for x86-64 CPUs (costmodel/pretrained/, trained by
- *  scripts/train-costmodel): $TESSEL_PRETRAINED_MODEL when set, else share/tessel/ next to the running
- *  binary's bin/ (installed), else the source tree's copy (build tree). Throws UserError naming the places
- *  it looked when there is none. `tessel tune --cost-model pretrained` starts from it. */
-std::string pretrained_model_path();
-/** The shipped pretrained xgb-rank model that reads code features (cpu-x86_64.code.model, the refine
- *  stage of `tessel tune`; scripts/train-costmodel): $TESSEL_PRETRAINED_CODE_MODEL when set, else found
- *  like pretrained_model_path. Throws UserError naming the places it looked when there is none. */
-std::string pretrained_code_model_path();
+ *  scripts/train-costmodel): $TESSEL_PRETRAINED_MODEL when set, else the model of the CPU named `cpu`
+ *  (LLVM's name, codegen::Target::cpu: cpu-x86_64-znver4.model) when one is shipped, else the default
+ *  cpu-x86_64.model; each looked for in share/tessel/ next to the running binary's bin/ (installed), then in
+ *  the source tree (build tree). Throws UserError naming the places it looked when there is none.
+ *  `tessel tune --cost-model pretrained` (and auto) starts from the one of the run's target CPU. */
+std::string pretrained_model_path(const std::string& cpu = "");
+/** The shipped pretrained xgb-rank model that reads code features (cpu-x86_64[-CPU].code.model, the
+ *  refine stage of `tessel tune`; scripts/train-costmodel): $TESSEL_PRETRAINED_CODE_MODEL when set, else
+ *  found like pretrained_model_path. Throws UserError naming the places it looked when there is none. */
+std::string pretrained_code_model_path(const std::string& cpu = "");
 
 /** Signature on the first line of every saved cost-model file; the format version follows it. */
 constexpr const char* kModelFileSignature = "TESSEL-COSTMODEL";
