@@ -63,7 +63,6 @@
 
 #include "common/bench_util.h"
 #include "tessel/codegen/target.h"
-#include "tessel/costmodel/learned_model.h"
 #include "tessel/runtime/thread_pool.h"
 #include "tessel/tuner/tuner.h"
 
@@ -472,7 +471,7 @@ int main(int argc, char** argv) {
       "remeasure-rounds", po::value<int>(&remeasure_rounds)->default_value(4),
       "times each of them is measured again (their time: the median of all; 0 = no re-measurement)")(
       "model", po::value<std::string>(&model),
-      "pretrained model file (default: the shipped one of this CPU, costmodel::pretrained_model_path)")(
+      "pretrained model file (default: the shipped one of this CPU, tessel tune --cost-model pretrained)")(
       "model-params", po::value<std::string>(&params_text), "parameters of the guided mode's (cold) model")(
       "guided-model", po::value<std::string>(&guided_model), "kind of the guided mode's cold model (xgb, xgb-rank, mlp)")(
       "refine-model", po::value<std::string>(&refine_model),
@@ -529,7 +528,7 @@ int main(int argc, char** argv) {
   }
   if (model.empty()) {
     try {
-      model = costmodel::pretrained_model_path(codegen::Target::host().cpu);
+      model = tuner::resolve_cost_model("pretrained", "host");  // the shipped one of this CPU
     } catch (const std::exception& e) {
       std::cerr << "search-efficiency: " << e.what() << "\n";
       return 2;

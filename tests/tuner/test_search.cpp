@@ -675,18 +675,15 @@ TEST_CASE("the default cost model: pretrained on x86-64 CPUs, a cold xgb elsewhe
   }
   // The model of the target's CPU when one is shipped (Zen 4: costmodel/pretrained/cpu-x86_64-znver4.model),
   // else the default one; the refine stage's code model likewise.
-  auto ends_with = [](const std::string& s, const std::string& end) {
-    return s.size() >= end.size() && s.compare(s.size() - end.size(), end.size(), end) == 0;
-  };
   const std::string zen4 = "llvm -mtriple=x86_64-pc-linux-gnu -mcpu=znver4 -mattr=+avx512f";
   const std::string other = "llvm -mtriple=x86_64-pc-linux-gnu -mcpu=no-such-cpu";
-  CHECK(ends_with(resolve_cost_model("auto", zen4), "/cpu-x86_64-znver4.model"));
-  CHECK(ends_with(resolve_cost_model("pretrained", zen4), "/cpu-x86_64-znver4.model"));
-  CHECK(ends_with(resolve_cost_model("auto", other), "/cpu-x86_64.model"));
-  CHECK(ends_with(resolve_cost_model("pretrained", "llvm -mtriple=x86_64-pc-linux-gnu"), "/cpu-x86_64.model"));
-  CHECK(ends_with(resolve_refine_model("auto", resolve_cost_model("auto", zen4), zen4), "/cpu-x86_64-znver4.code.model"));
-  CHECK(ends_with(resolve_refine_model("pretrained", "xgb", other), "/cpu-x86_64.code.model"));
-  CHECK(ends_with(costmodel::pretrained_model_path("generic"), "/cpu-x86_64.model"));
+  CHECK_THAT(resolve_cost_model("auto", zen4), Catch::EndsWith("/cpu-x86_64-znver4.model"));
+  CHECK_THAT(resolve_cost_model("pretrained", zen4), Catch::EndsWith("/cpu-x86_64-znver4.model"));
+  CHECK_THAT(resolve_cost_model("auto", other), Catch::EndsWith("/cpu-x86_64.model"));
+  CHECK_THAT(resolve_cost_model("pretrained", "llvm -mtriple=x86_64-pc-linux-gnu"), Catch::EndsWith("/cpu-x86_64.model"));
+  CHECK_THAT(resolve_refine_model("auto", resolve_cost_model("auto", zen4), zen4), Catch::EndsWith("/cpu-x86_64-znver4.code.model"));
+  CHECK_THAT(resolve_refine_model("pretrained", "xgb", other), Catch::EndsWith("/cpu-x86_64.code.model"));
+  CHECK_THAT(costmodel::pretrained_model_path("generic"), Catch::EndsWith("/cpu-x86_64.model"));
   CHECK(costmodel::load_cost_model(resolve_cost_model("auto", zen4))->name() == "xgb-rank");
   // A TESSEL_PRETRAINED_MODEL that is not a file is an error, not a silent cold start.
   setenv("TESSEL_PRETRAINED_MODEL", "/nonexistent/pretrained.model", 1);
