@@ -43,7 +43,7 @@
 //                                   [--remeasure-top 8] [--remeasure-rounds 4] [--model costmodel/pretrained/cpu-x86_64[-CPU].model]
 //                                   [--model-params '{"min_samples":16}'] [--guided-model xgb]
 //                                   [--strategy-params '{"population":128}'] [--modes random,guided,pretrained]
-//                                   [--only SPEC_PART] [--curves FILE.csv] [--refine-model auto|none|...] [--no-pretrained-check]
+//                                   [--only SPEC_PART[,SPEC_PART...]] [--curves FILE.csv] [--refine-model auto|none|...] [--no-pretrained-check]
 // --modes and --only run a part (for experiments: the ratios need all three modes); --curves writes every
 // run's per-trial GFLOP/s (the tuning curves).
 #include <sched.h>
@@ -482,7 +482,8 @@ int main(int argc, char** argv) {
       "strategy-params", po::value<std::string>(&strategy_text),
       "evolutionary search parameters of the guided and pretrained modes, e.g. '{\"population\":512}'")(
       "workloads", po::value<std::string>(&list), "workload list (its 'heldout' lines are used)")(
-      "only", po::value<std::string>(&only), "run only workloads whose spec contains this")(
+      "only", po::value<std::string>(&only),
+      "run only workloads whose spec contains this (comma-separated: any of these parts)")(
       "modes", po::value<std::string>(&modes_text), "modes to run, comma-separated (random,guided,pretrained)")(
       "curves", po::value<std::string>(&curves), "also write every run's per-trial GFLOP/s as CSV (workload,mode,seed,trial,gflops)");
   po::variables_map vm;
@@ -543,9 +544,17 @@ int main(int argc, char** argv) {
     std::cerr << "search-efficiency: no 'heldout' workloads in " << list << "\n";
     return 2;
   }
-  std::vector<std::string> specs;
+  std::vector<std::string> specs, parts;
+  std::stringstream only_ss(only);
+  for (std::string part; std::getline(only_ss, part, ',');)
+    if (!part.empty()) parts.push_back(part);
   for (auto& spec : all_specs)
-    if (only.empty() || spec.find(only) != std::string::npos) specs.push_back(spec);
+    if (parts.empty() || std::any_of(parts.begin(), parts.end(), [&](auto& p) { return spec.find(p) != std::string::npos; }))
+      specs.push_back(spec);
+  if (specs.empty()) {
+    std::cerr << "search-efficiency: --only '" << only << "' matches none of the held-out workloads\n";
+    return 2;
+  }
   if (parallel < 1 || seeds < 1 || extra_seeds < 0 || remeasure_top < 0 || remeasure_rounds < 0) {
     std::cerr << "search-efficiency: --parallel and --seeds must be >= 1, --extra-seeds, --remeasure-top and "
                  "--remeasure-rounds >= 0\n";
