@@ -21,6 +21,8 @@ const char* kUsage =
     "  --advertise HOST:PORT    the address tuners use to reach this worker (default: from --listen)\n"
     "  --port-file PATH         write the chosen port here once listening\n"
     "  --work-dir DIR           received artifacts go here (default: a new temporary directory)\n"
+    "  --measure-lock PATH      measure under an exclusive lock on this file: workers and `tessel tune\n"
+    "                           --measure-lock` runs given the same file time one kernel at a time\n"
     "  --token-file PATH        shared secret (first line); calls without it are refused\n"
     "  --tls-cert PATH --tls-key PATH --tls-ca PATH   mutual TLS (client certificates required)\n"
     "  --allow-unauthenticated  listen beyond 127.0.0.1 with neither token nor TLS\n"
@@ -38,6 +40,7 @@ int main(int argc, char** argv) {
       {"--advertise", &p.advertise},
       {"--port-file", &p.port_file},
       {"--work-dir", &p.work_dir},
+      {"--measure-lock", &p.measure_lock},
       {"--tls-cert", &p.security.tls_cert},
       {"--tls-key", &p.security.tls_key},
       {"--tls-ca", &p.security.tls_ca},
@@ -63,7 +66,11 @@ int main(int argc, char** argv) {
     if (size_t eq = a.find('='); eq != std::string::npos && a.rfind("--", 0) == 0) {
       value = a.substr(eq + 1);
       a = a.substr(0, eq);
-    } else if (values.count(a) && i + 1 < argc) {
+    } else if (values.count(a)) {
+      if (i + 1 == argc) {
+        std::cerr << "tessel worker: " << a << " needs a value\n" << kUsage;
+        return 2;
+      }
       value = argv[++i];
     }
     auto it = values.find(a);

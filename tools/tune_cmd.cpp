@@ -127,7 +127,8 @@ int run_tune(const std::vector<std::string>& args) {
   TESSEL_CHECK(remote.tracker.empty() || remote.workers.empty()) << "give --tracker or --worker, not both";
   bool use_rpc = !remote.tracker.empty() || !remote.workers.empty();
   TESSEL_CHECK(!use_rpc || o.measure_lock.empty())
-      << "--measure-lock is for local measurement (a remote worker measures one candidate at a time)";
+      << "--measure-lock is for local measurement (a remote worker measures one candidate at a time; workers "
+                                     "sharing a machine take `tessel worker --measure-lock FILE`)";
   if (use_rpc) {
     remote.security = sec.load();
     remote.stats = std::make_shared<rpc::RpcRunnerStats>();

@@ -13,6 +13,7 @@
 
 #include "tessel/rpc/rpc.h"
 #include "tessel_rpc.grpc.pb.h"
+#include "measure_lock.h"
 #include "worker_child.h"
 
 namespace tessel::rpc {
@@ -98,6 +99,7 @@ class WorkerService final : public proto::Worker::Service {
   std::string dir_;
   std::mutex mu_;
   tuner::WorkerChild child_;
+  tuner::MeasureLock measure_lock_;  // WorkerParams::measure_lock (none when empty)
   std::map<std::string, std::string> refs_;  // workload key -> reference file (newest few)
   int64_t next_file_ = 1;
   std::atomic<int64_t> measured_{0};  // requests measured (Info reports it)

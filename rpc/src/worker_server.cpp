@@ -51,7 +51,10 @@ bool write_file(const std::string& path, const std::string& data) {
 }  // namespace
 
 WorkerService::WorkerService(const WorkerParams& p, std::string work_dir)
-    : p_(p), dir_(std::move(work_dir)), child_(tuner::WorkerChildParams{p.worker_path, 10}) {}
+    : p_(p),
+      dir_(std::move(work_dir)),
+      child_(tuner::WorkerChildParams{p.worker_path, 10}),
+      measure_lock_(p.measure_lock) {}
 
 proto::MeasureReply WorkerService::handle(const proto::MeasureRequest& m) {
   try {
@@ -114,7 +117,11 @@ proto::MeasureReply WorkerService::handle_checked(const proto::MeasureRequest& m
     return reply_with(tuner::worker_error("worker_lost", "cannot write " + cand), id);
   req.artifact = cand;
   req.ref_artifact = ref->second;
-  WorkerResponse r = child_.measure(req);
+  WorkerResponse r;
+  {
+    std::lock_guard<tuner::MeasureLock> ml(measure_lock_);  // other processes measuring on this machine
+    r = child_.measure(req);
+  }
   r.id = id;
   r.fatal = false;  // the child's death is this server's business, not the tuner's
   std::error_code ec;
@@ -151,7 +158,14 @@ int serve_worker(const WorkerParams& p) {
   int port = 0;
   std::unique_ptr<grpc::Server> server;
   {
-    WorkerService* service = new WorkerService(p, dir);  // lives until exit (the server refers to it)
+    WorkerService* service = nullptr;  // lives until exit (the server refers to it)
+    try {
+      service = new WorkerService(p, dir);
+    } catch (...) {  // e.g. a measure lock that cannot be opened: leave no directory of ours behind
+      std::error_code ec;
+      if (own_dir) fs::remove_all(dir, ec);
+      throw;
+    }
     server = start_server(p.listen, p.security, p.max_message_mb, {service}, p.port_file, &port);
   }
   std::string host = host_of(p.advertise.empty() ? p.listen : p.advertise);

@@ -3,8 +3,12 @@
 // and the fault tests of docs/remote.md: a worker killed mid-measurement, a worker stopped (SIGSTOP) and
 // resumed, the tracker restarted under connected workers and tuners. In each, every candidate gets a
 // result (none lost) with its error kind.
+#include <fcntl.h>
+#include <sys/file.h>
+
 #include <catch2/catch.hpp>
 #include <functional>
+#include <future>
 #include <thread>
 
 #include "rpc_internal.h"
@@ -301,5 +305,47 @@ TEST_CASE("rpc: a --worker that never answers: every candidate is worker_lost an
   }
   CHECK(p.stats->measured == 0);
   CHECK(p.stats->workers_lost == 3);  // three rounds without progress end the batch
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("rpc: a worker with --measure-lock measures only while nobody else holds the lock", "[rpc]") {
+  std::string dir = rpctest::test_dir("lock");
+  std::string lock_path = dir + "/measure.lock";
+  Server worker({TESSEL_RPC_WORKER_BINARY, "--listen", "127.0.0.1:0", "--work-dir", dir + "/w", "--measure-lock",
+                 lock_path},
+                dir, "worker");
+  REQUIRE(worker.start());
+  REQUIRE(std::filesystem::exists(lock_path));  // opened (made) at start
+  rpc::RpcRunnerParams p;
+  p.workers = {worker.address()};
+  p.work_dir = dir + "/tuner";
+  p.keep_artifacts = true;  // the same builds are measured twice
+  p.stats = std::make_shared<rpc::RpcRunnerStats>();
+  auto runner = rpc::make_rpc_runner(p);
+  std::vector<MeasureInput> inputs;
+  std::vector<BuildResult> builds;
+  good_batch(2, &inputs, &builds);
+  // First batch: the worker's child starts and the reference arrives (slow steps outside the window below).
+  for (auto& x : runner->run(inputs, builds, quick_options(), 0)) REQUIRE(x.ok());
+
+  // Another holder of the lock (a tuning run or a second worker on this machine, measuring): the worker waits.
+  int fd = ::open(lock_path.c_str(), O_RDWR);
+  REQUIRE(fd >= 0);
+  REQUIRE(::flock(fd, LOCK_EX) == 0);
+  int64_t before = p.stats->measured;
+  auto measuring = std::async(std::launch::async, [&] { return runner->run(inputs, builds, quick_options(), 0); });
+  CHECK(measuring.wait_for(std::chrono::milliseconds(1500)) == std::future_status::timeout);
+  CHECK(p.stats->measured == before);
+  ::flock(fd, LOCK_UN);
+  REQUIRE(measuring.wait_for(std::chrono::seconds(120)) == std::future_status::ready);
+  for (auto& x : measuring.get()) {
+    INFO(x.error_message);
+    CHECK(x.ok());
+  }
+  // Released after each candidate: the lock is free again.
+  CHECK(::flock(fd, LOCK_EX | LOCK_NB) == 0);
+  ::close(fd);
+  runner.reset();
+  worker.stop(SIGKILL);
   std::filesystem::remove_all(dir);
 }

@@ -4,51 +4,19 @@
 //                      (ReferenceBuilds), send a measure request through the WorkerChild
 // runner_util.cpp holds the pieces shared with the RPC runner; see docs/measurement.md for the
 // protocol, the timeouts and the error kinds.
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <chrono>
-#include <cstring>
 #include <filesystem>
 #include <mutex>
 
 #include "tessel/support/error.h"
 #include "tessel/tuner/runner_util.h"
+#include "measure_lock.h"
 #include "worker_child.h"
 
 namespace tessel::tuner {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-/** An exclusive flock on a file, held while one candidate is measured (LocalRunnerParams::measure_lock).
- *  Each runner opens the file itself: flock excludes between open file descriptions, so runners in
- *  forked processes or in one process exclude each other alike. BasicLockable (std::lock_guard). */
-class MeasureLock {
- public:
-  explicit MeasureLock(const std::string& path) {
-    if (path.empty()) return;
-    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-    if (fd_ < 0) throw UserError("cannot open the measure lock " + path + ": " + std::strerror(errno));
-  }
-  ~MeasureLock() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  MeasureLock(const MeasureLock&) = delete;
-  MeasureLock& operator=(const MeasureLock&) = delete;
-  void lock() {
-    while (fd_ >= 0 && ::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
-    }
-  }
-  void unlock() {
-    if (fd_ >= 0) ::flock(fd_, LOCK_UN);
-  }
-
- private:
-  int fd_ = -1;
-};
 
 class LocalRunner : public Runner {
  public:

@@ -49,6 +49,8 @@ struct WorkerParams {
   std::string port_file;             // write the chosen port here once listening
   std::string work_dir;              // received artifacts are written here ("" = a new temp dir)
   std::string worker_path;           // tessel-worker binary ("" = next to this executable)
+  std::string measure_lock;          // measure under an exclusive flock on this file, so that workers and
+                                     // tuners sharing the machine time one kernel at a time ("" = none)
   Security security;
   int64_t max_message_mb = kDefaultMaxMessageMb;
 };
