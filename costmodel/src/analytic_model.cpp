@@ -1,16 +1,26 @@
 // The "analytic" cost model: no data, no training. It compiles each candidate and scores it by
 // hot_loop_flops_per_cycle (code_features.h), the roofline of its inner kernel on a generic 4-wide x86-64
-// core, on a log2 scale. On the held-out workloads it orders 0.80 of the pairs right with nothing measured
+// core, on a log2 scale, less kL2TrafficWeight x the bytes per FLOP the loop nest moves into a 1 MiB cache
+// (features.h, cache_traffic_per_flop: what comes from L3 or memory). On the held-out workloads it orders 0.80 of the pairs right with nothing measured
 // (docs/costmodel.md), where a learned model is random until its warm-up samples: it is what a cold refine
 // stage starts from (`tessel tune --refine-model cold`: an xgb-rank that learns this run's corrections to
 // it) and can be asked for alone (`--refine-model analytic`, `--cost-model analytic`).
 #include <cmath>
 
+#include "tessel/costmodel/features.h"
 #include "tessel/costmodel/learned_model.h"
 
 namespace tessel::costmodel {
 
 namespace {
+// The hot loop's roofline ties whole families of kernels: every register tile that keeps both FMA pipes
+// busy scores the same (on Zen 5, 27 of 128 random 512^3 matmul schedules, measured 122 to 260 GFLOP/s).
+// What sets them apart is the memory system the roofline does not see. The L2 traffic breaks those ties: a
+// kernel that moves fewer bytes per FLOP from L3 or memory comes first. A light weight (0.1 log2 units per
+// byte per FLOP: ~7% of the score for a kernel that streams 1 byte per FLOP) keeps it a tie-break more than a
+// second roofline: weighted as a bandwidth bound it ordered the held-out schedules worse (docs/costmodel.md).
+constexpr double kL2TrafficWeight = 0.1;
+
 class AnalyticModel : public LearnedModel {
  public:
   using LearnedModel::LearnedModel;
@@ -25,7 +35,9 @@ class AnalyticModel : public LearnedModel {
     out.reserve(programs.size());
     // log2: a kernel twice as fast scores one more, the scale of a pairwise-ranking margin, so a model
     // that fits residuals on top of this one (set_base) starts from sensible odds.
-    for (auto* p : programs) out.push_back(std::log2(hot_loop_flops_per_cycle(p->code) + 1.0 / 64));
+    for (auto* p : programs)
+      out.push_back(std::log2(hot_loop_flops_per_cycle(p->code) + 1.0 / 64) -
+                    kL2TrafficWeight * cache_traffic_per_flop(p->rows, 1));
     return out;
   }
   std::string serialize() const override { return {}; }

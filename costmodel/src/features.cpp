@@ -35,6 +35,8 @@ namespace {
 using namespace ir;
 
 constexpr double kCacheLine = 64;
+// Per-FLOP counts are scaled by this before log2(1 + x) so that their range stays resolved.
+constexpr double kPerFlopScale = 1024;
 
 // Indices inside groups (docs/costmodel.md lists them with the absolute index).
 enum Compute {
@@ -236,8 +238,6 @@ class FeatureVisitor : public IRVisitor {
   void visit_(const BufferStore* op) override { add_row(op->buffer.get(), op->value, op->indices, false); }
 
  private:
-  // Per-FLOP counts are scaled by this before log2(1 + x) so that their range stays resolved.
-  static constexpr double kPerFlopScale = 1024;
   static bool is_work_count(int i) {
     if (i >= kComputeOffset && i < kLoopOffset) return true;
     if (i == kLoopOffset + kOuterProd || i == kIntensityOffset + 2) return true;
@@ -833,6 +833,15 @@ std::vector<std::vector<float>> extract_features(const workload::Workload& w,
   } catch (const std::exception&) {
     return {};  // invalid schedule: the models score it last
   }
+}
+
+double cache_traffic_per_flop(const std::vector<std::vector<float>>& rows, int level) {
+  TESSEL_ICHECK(level >= 0 && level < 3) << "cache level " << level;
+  double bytes = 0;
+  for (auto& r : rows)
+    if (r.size() == size_t(kFeatureLength))
+      bytes += (std::exp2(double(r[size_t(kCacheOffset + kTrafficL1 + level)])) - 1.0) / kPerFlopScale;
+  return bytes;
 }
 
 std::vector<float> sum_features(const std::vector<std::vector<float>>& rows) {

@@ -10,6 +10,7 @@
 
 #include "candidates.h"
 #include "tessel/costmodel/code_features.h"
+#include "tessel/costmodel/features.h"
 #include "tessel/costmodel/learned_model.h"
 #include "tessel/schedule/schedule.h"
 #include "tessel/support/error.h"
@@ -338,8 +339,19 @@ TEST_CASE("the analytic model: scores compiled code with no data, learns nothing
   std::vector<Candidate> pair = {{w.get(), &naive_trace}, {w.get(), &tiled_trace}};
   auto s = m->predict(pair);
   CHECK(s[1] > s[0]);  // the register tile's FMAs per cycle
-  // Its score is the log2 of the roofline estimate.
-  CHECK(s[1] == Approx(std::log2(hot_loop_flops_per_cycle(code_features(mm64(), tiled_trace, host)) + 1.0 / 64)));
+  // Its score is the log2 of the roofline estimate, less 0.1 x the bytes per FLOP moved into a 1 MiB cache.
+  double roofline = std::log2(hot_loop_flops_per_cycle(code_features(mm64(), tiled_trace, host)) + 1.0 / 64);
+  double l2 = cache_traffic_per_flop(extract_features(mm64(), tiled_trace), 1);
+  CHECK(l2 > 0);
+  CHECK(s[1] == Approx(roofline - 0.1 * l2));
+  // Kernels whose hot loops tie on the roofline are ordered by that traffic: less first.
+  ProgramFeatures streams, stays;
+  streams.code = stays.code = code_features(mm64(), tiled_trace, host);
+  streams.rows = stays.rows = extract_features(mm64(), tiled_trace);
+  streams.rows[0][size_t(kCacheOffset + 1)] += 2;  // log2(1 + x): about 4x the bytes per FLOP
+  auto tie = m->predict_features({&streams, &stays});
+  CHECK(tie[1] > tie[0]);
+  CHECK(tie[1] == Approx(s[1]));
   // Measurements change nothing, and there is nothing to save.
   m->update(pair, {5e9, 1e9});
   CHECK(m->num_samples() == 0);

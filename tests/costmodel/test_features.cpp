@@ -138,6 +138,13 @@ TEST_CASE("features: cache traffic and the accumulator tile", "[costmodel][featu
   CHECK(r[kCacheOffset + 2] == Approx(per_flop(3 * 16384)));
   CHECK(r[kCacheOffset + 3] == Approx(lg(4)));         // one C element lives across k
   CHECK(r[kCacheOffset + 4] == Approx(lg(2.0 / 12)));  // 2 FLOPs per k over 12 distinct bytes
+  // The same, undone and summed over the rows (what the analytic model reads): bytes per FLOP of the
+  // program, with the 16 KiB of C that the init store (C = 0) writes once.
+  auto rows = extract_features(mm64(), {});
+  REQUIRE(rows.size() == 2);
+  CHECK(cache_traffic_per_flop(rows, 0) == Approx((64 * (16384 + 512) + 16384) / (2 * n3)).epsilon(1e-4));
+  CHECK(cache_traffic_per_flop(rows, 1) == Approx(4 * 16384 / (2 * n3)).epsilon(1e-4));
+  CHECK(cache_traffic_per_flop({}, 1) == 0);
 
   // Tiled (i.o, j.o, k, i.i, j.i): a 4 x 16 tile of C lives across k; per k it takes 4 elements of A and
   // 16 of B for 128 FLOPs.

@@ -61,6 +61,10 @@ ir::LoweredFunc extraction_ir(const workload::Workload& w, const std::vector<sch
 /** Rows of a candidate: extract_features(extraction_ir(w, trace)); empty when the trace is invalid. */
 std::vector<std::vector<float>> extract_features(const workload::Workload& w, const std::vector<schedule::Step>& trace);
 
+/** Bytes moved into the cache of `level` (0: 32 KiB, 1: 1 MiB, 2: 32 MiB) per FLOP of the program: the
+ *  traffic_l1/l2/l3 features of the rows with their per-FLOP scale and log undone, summed. 0 for no rows. */
+double cache_traffic_per_flop(const std::vector<std::vector<float>>& rows, int level);
+
 /** Sum of the rows (the per-program vector the ranking models use); zeros for no rows. */
 std::vector<float> sum_features(const std::vector<std::vector<float>>& rows);
 
