@@ -1,10 +1,11 @@
 // The "analytic" cost model: no data, no training. It compiles each candidate and scores it by
 // hot_loop_flops_per_cycle (code_features.h), the roofline of its inner kernel on a generic 4-wide x86-64
 // core, on a log2 scale, less kL2TrafficWeight x the bytes per FLOP the loop nest moves into a 1 MiB cache
-// (features.h, cache_traffic_per_flop: what comes from L3 or memory). On the held-out workloads it orders 0.80 of the pairs right with nothing measured
-// (docs/costmodel.md), where a learned model is random until its warm-up samples: it is what a cold refine
-// stage starts from (`tessel tune --refine-model cold`: an xgb-rank that learns this run's corrections to
-// it) and can be asked for alone (`--refine-model analytic`, `--cost-model analytic`).
+// (features.h, cache_traffic_per_flop: what comes from L3 or memory). On the held-out workloads it orders
+// ~0.79 of the pairs right with nothing measured (docs/costmodel.md), where a learned model is random until
+// its warm-up samples: it is what a cold refine stage starts from (`tessel tune --refine-model cold`: an
+// xgb-rank that learns this run's corrections to it) and can be asked for alone (`--refine-model analytic`,
+// `--cost-model analytic`).
 #include <cmath>
 
 #include "tessel/costmodel/features.h"

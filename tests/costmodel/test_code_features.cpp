@@ -348,9 +348,11 @@ TEST_CASE("the analytic model: scores compiled code with no data, learns nothing
   ProgramFeatures streams, stays;
   streams.code = stays.code = code_features(mm64(), tiled_trace, host);
   streams.rows = stays.rows = extract_features(mm64(), tiled_trace);
-  streams.rows[0][size_t(kCacheOffset + 1)] += 2;  // log2(1 + x): about 4x the bytes per FLOP
+  float v = streams.rows[0][size_t(kCacheOffset + 1)];  // log2(1 + 1024 x bytes per FLOP)
+  streams.rows[0][size_t(kCacheOffset + 1)] = v + 2;    // 3 x 2^v / 1024 more bytes per FLOP
   auto tie = m->predict_features({&streams, &stays});
   CHECK(tie[1] > tie[0]);
+  CHECK(tie[1] - tie[0] == Approx(0.1 * 3 * std::exp2(double(v)) / 1024));
   CHECK(tie[1] == Approx(s[1]));
   // Measurements change nothing, and there is nothing to save.
   m->update(pair, {5e9, 1e9});
