@@ -14,9 +14,12 @@
 // After the runs, the fastest --remeasure-top candidates of the workload are measured --remeasure-rounds
 // more times and their time becomes the median of all their measurements (a first measurement is one
 // noisy sample, and the best of thousands of them is a lucky one: it would raise the mark).
-// "best" is the best throughput any run found for the workload; a run's trials-to-95% is the first trial
-// after which its best is >= 95% of that. A run that never gets there counts as its budget (printed with
-// ">="). Random search draws independent uniform samples, so its trials to the first sample within 95% of
+// "best" is the best throughput any run found for the workload (a re-measured candidate: the fastest is
+// re-measured until it is one); a run's trials-to-95% is the first trial after which its best is >= 95%
+// of that. Every sample that counts as within 95% is re-measured before it counts (the first one of each
+// guided and pretrained run, every one of the random runs; one that falls short exposes the next), so a
+// lucky first measurement neither ends a run early nor raises random search's share. A run that never
+// gets there counts as its budget (printed with ">="). Random search draws independent uniform samples, so its trials to the first sample within 95% of
 // the best follow a geometric distribution with p = the share of such samples: p is estimated from all
 // random samples of the workload (seeds x budget; --random-trials gives random runs a larger budget than
 // the others, for a tighter estimate), and random's median trials is ln(0.5) / ln(1 - p)
@@ -26,8 +29,8 @@
 // the start and a correction is fitted from 64 samples on: fitted on fewer, it undid the base's ranking). Writes bench/results/search-efficiency.csv (+ -runs.csv).
 //
 // --extra-seeds E adds E seeds of the guided and pretrained modes after the mark is set; each stops after
-// the batch in which it reaches 95% of the mark (TuneOptions::stop_when), so a seed costs its trials to
-// the mark, not the budget, and the medians are over seeds + E runs (3 seeds move a median 2x between
+// the batch in which it reaches 95% of the mark with a re-measured candidate (TuneOptions::stop_when),
+// so a seed costs its trials to the mark, not the budget, and the medians are over seeds + E runs (3 seeds move a median 2x between
 // runs of the same code). The mark and random's share come from the full runs only. Each full run's two
 // fastest candidates are re-measured with the workload's top ones, so its end is a median too:
 // pretrained_end/guided_end_min compares the pretrained run's end with the cold run's of the same seed.
@@ -81,6 +84,7 @@ std::string trace_key(const tuner::MeasureInput& in) {
 struct MeasureCache {
   std::map<std::string, tuner::MeasureResult> results;
   std::map<std::string, tuner::MeasureInput> inputs;  // of the candidates really run (for re-measuring)
+  std::set<std::string> remeasured;  // candidates whose time is the median of their re-measurements
   int64_t measured = 0;  // candidates really built and run
   double best_s = 0;     // best median time so far (early abort of candidates 5x slower, as in tuning)
 };
@@ -204,27 +208,23 @@ std::unique_ptr<tuner::Runner> make_runner(const std::string& work_dir, const Se
   return tuner::make_local_runner(p);
 }
 
-/** Measures the k fastest candidates again, and the candidates `also` names (rounds times each, side by
- *  side, in a fresh builder and runner) and sets their time to the median of all their measurements. A
- *  first measurement is one noisy sample; the best of thousands of them is biased upward (a lucky sample),
- *  which would move the 95% mark. Returns the best throughput before the re-measurement. */
-double remeasure(MeasureCache& cache, const workload::Workload& w, const Settings& st,
-                 const std::set<std::string>& also) {
-  std::vector<std::pair<double, std::string>> ok;
-  for (auto& [key, r] : cache.results)
-    if (r.ok()) ok.push_back({r.median_s(), key});
-  std::sort(ok.begin(), ok.end());
-  if (ok.empty()) return 0;
-  double before = w.flop_count() / ok.front().first / 1e9;
-  std::vector<std::pair<double, std::string>> top(ok.begin(), ok.begin() + std::min(ok.size(), size_t(st.remeasure_top)));
-  for (size_t i = top.size(); i < ok.size(); ++i)
-    if (also.count(ok[i].second)) top.push_back(ok[i]);
-  ok = std::move(top);
-  if (ok.empty() || st.remeasure_rounds <= 0) return before;
+/** Measures the candidates `keys` names again (those not re-measured yet and whose first measurement
+ *  succeeded; rounds times each, side by side, in a fresh builder and runner) and sets their time to the
+ *  median of all their measurements. A first measurement is one noisy sample; the best of thousands of
+ *  them is biased upward (a lucky sample), which would move the 95% mark, and a lucky sample would also
+ *  count as a run reaching it. */
+size_t remeasure_keys(MeasureCache& cache, const workload::Workload& w, const Settings& st,
+                      const std::set<std::string>& keys) {
+  std::vector<std::string> todo;
+  for (auto& k : keys) {
+    auto it = cache.results.find(k);
+    if (it != cache.results.end() && it->second.ok() && !cache.remeasured.count(k) && cache.inputs.count(k))
+      todo.push_back(k);
+  }
+  if (todo.empty() || st.remeasure_rounds <= 0) return 0;
   std::vector<tuner::MeasureInput> inputs;
-  for (auto& [t, key] : ok) inputs.push_back(cache.inputs.at(key));
-  std::vector<std::vector<double>> medians(inputs.size());
-  for (size_t i = 0; i < ok.size(); ++i) medians[i].push_back(ok[i].first);
+  std::vector<std::vector<double>> medians;
+  for (auto& k : todo) inputs.push_back(cache.inputs.at(k)), medians.push_back({cache.results.at(k).median_s()});
   std::string wd = st.dir + "/remeasure-" + w.key;
   auto builder = tuner::make_local_builder(wd, 0);
   auto runner = make_runner(wd, st);
@@ -234,9 +234,36 @@ double remeasure(MeasureCache& cache, const workload::Workload& w, const Setting
     for (size_t i = 0; i < res.size(); ++i)
       if (res[i].ok()) medians[i].push_back(res[i].median_s());
   }
-  for (size_t i = 0; i < ok.size(); ++i) {
-    auto& r = cache.results[ok[i].second];
-    r.run_times_s = {records::median_of(medians[i])};  // the value every trial of this candidate reads
+  for (size_t i = 0; i < todo.size(); ++i) {
+    cache.results[todo[i]].run_times_s = {records::median_of(medians[i])};  // the value every trial reads
+    cache.remeasured.insert(todo[i]);
+  }
+  return todo.size();
+}
+
+/** The fastest candidate's key ("" when none succeeded). */
+std::string fastest(const MeasureCache& cache) {
+  std::string best;
+  double best_s = 0;
+  for (auto& [key, r] : cache.results)
+    if (r.ok() && (best.empty() || r.median_s() < best_s)) best = key, best_s = r.median_s();
+  return best;
+}
+
+/** Re-measures the k fastest candidates and the candidates `also` names, then the fastest again until it
+ *  is a re-measured one (the mark is a median, not a lucky sample). Returns the best throughput before. */
+double remeasure(MeasureCache& cache, const workload::Workload& w, const Settings& st,
+                 const std::set<std::string>& also) {
+  std::vector<std::pair<double, std::string>> ok;
+  for (auto& [key, r] : cache.results)
+    if (r.ok()) ok.push_back({r.median_s(), key});
+  std::sort(ok.begin(), ok.end());
+  if (ok.empty()) return 0;
+  double before = w.flop_count() / ok.front().first / 1e9;
+  std::set<std::string> keys = also;
+  for (size_t i = 0; i < std::min(ok.size(), size_t(st.remeasure_top)); ++i) keys.insert(ok[i].second);
+  remeasure_keys(cache, w, st, keys);
+  while (remeasure_keys(cache, w, st, {fastest(cache)}) > 0) {
   }
   return before;
 }
@@ -278,7 +305,12 @@ nlohmann::json run_workload(const std::string& spec, const Settings& st) {
     };
     if (stop_at > 0)
       o.stop_when = [&](const tuner::TuneSummary&) {
-        return std::any_of(run.keys.begin(), run.keys.end(), [&](auto& k) { return gflops_of(k) >= stop_at; });
+        // A candidate reaches the mark only with its re-measured time (as the full runs' do, below).
+        std::set<std::string> reached;
+        for (auto& k : run.keys)
+          if (gflops_of(k) >= stop_at) reached.insert(k);
+        remeasure_keys(cache, *w, st, reached);
+        return std::any_of(reached.begin(), reached.end(), [&](auto& k) { return gflops_of(k) >= stop_at; });
       };
     tuner::TuneSummary done = tuner::tune(o, [&](const tuner::TuneSummary& su, double) {
       std::fprintf(stderr, "%s  %s %s seed %llu: trials %lld  best %.1f GFLOP/s  (measured %lld)%s",
@@ -302,8 +334,22 @@ nlohmann::json run_workload(const std::string& spec, const Settings& st) {
   }
   double first_best = remeasure(cache, *w, st, ends);
   double best = 0;  // the mark: the best of the full runs (the extra ones stop at 95% of it)
-  for (auto& r : runs)
-    for (auto& k : r.keys) best = std::max(best, gflops_of(k));
+  // Every sample that counts as reaching 95% of the mark is re-measured first: the first one of each
+  // guided and pretrained run (its trials to the mark) and every one of the random runs (their share).
+  // A re-measured sample that falls short exposes the run's next one, so this repeats until none is new.
+  for (std::set<std::string> todo = {""}; !todo.empty();) {
+    best = 0;
+    for (auto& r : runs)
+      for (auto& k : r.keys) best = std::max(best, gflops_of(k));
+    todo.clear();
+    for (auto& r : runs)
+      for (auto& k : r.keys) {
+        if (gflops_of(k) < 0.95 * best) continue;
+        if (!cache.remeasured.count(k)) todo.insert(k);
+        if (r.mode != "random") break;  // only the run's first one counts
+      }
+    if (remeasure_keys(cache, *w, st, todo) == 0) break;
+  }
   // Extra seeds of the searching modes: each stops once it reaches 95% of the mark, so that a seed costs
   // only its trials to the mark (what the medians below need), not the whole budget.
   for (int e = 0; e < st.extra_seeds; ++e)
@@ -370,7 +416,7 @@ nlohmann::json run_workload(const std::string& spec, const Settings& st) {
       pair("random", "guided", ratio(tr, rg_bound, tg, g_bound)),
       pair("guided", "pretrained", ratio(tg, g_bound, tp, p_bound)), std::to_string(cache.measured),
       bench::fmt(first_best, 1), std::to_string(t95["guided"].size()) + "/" + std::to_string(t95["pretrained"].size()),
-      end_ratio > 0 ? bench::fmt(end_ratio, 3) : "-"};
+      end_ratio > 0 ? bench::fmt(end_ratio, 3) : "-", std::to_string(cache.remeasured.size())};
   return out;
 }
 
@@ -598,7 +644,7 @@ int main(int argc, char** argv) {
   bench::Table runs_table({"workload", "mode", "seed", "trials", "best_gflops", "trials_to_95", "measured", "run", "model_fallbacks"});
   bench::Table table({"workload", "best_gflops", "random_t95_runs", "random_hits", "random_t95", "guided_t95",
                       "pretrained_t95", "random/guided", "guided/pretrained", "measured", "best_first_gflops",
-                      "seeds_guided/pretrained", "pretrained_end/guided_end_min"});
+                      "seeds_guided/pretrained", "pretrained_end/guided_end_min", "remeasured"});
   std::vector<double> r_rg, r_gp;  // ratios of workloads where neither side is censored
   bool failed = false;
   for (auto& r : results) {
@@ -621,13 +667,14 @@ int main(int argc, char** argv) {
     return (v.empty() ? std::string("n/a") : bench::fmt(geomean(v), 2)) + " (" + std::to_string(v.size()) + ")";
   };
   table.add({"geometric mean (workloads with both sides reached)", "", "", "", "", "", "", mean_of(r_rg),
-             mean_of(r_gp), "", "", "", ""});
+             mean_of(r_gp), "", "", "", "", ""});
   std::fprintf(stderr, "\n");
   runs_table.print();
   std::printf("\ntrials to reach 95%% of the best throughput found (median over %d seeds, + %d for guided and "
               "pretrained that stop at the mark; budget %lld trials, %lld for random; random_t95 from the share of "
-              "random samples within 95%%, random_t95_runs as observed; the best %d candidates and each full run's "
-              "best 2 re-measured %d times, best_first_gflops before that; pretrained_end/guided_end_min: the "
+              "random samples within 95%%, random_t95_runs as observed; the best %d candidates, each full run's "
+              "best 2 and every sample counted as within 95%% (remeasured: how many) re-measured %d times, "
+              "best_first_gflops before that; pretrained_end/guided_end_min: the "
               "lowest over the seeds of the pretrained run's best over the guided run's)\n",
               seeds, extra_seeds, (long long)st.trials, (long long)st.random_trials, remeasure_top, remeasure_rounds);
   std::string refine_used;
