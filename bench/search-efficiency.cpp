@@ -19,8 +19,8 @@
 // of that. Every sample that counts as within 95% is re-measured before it counts (the first one of each
 // guided and pretrained run, every one of the random runs; one that falls short exposes the next), so a
 // lucky first measurement neither ends a run early nor raises random search's share. A run that never
-// gets there counts as its budget (printed with ">="). Random search draws independent uniform samples, so its trials to the first sample within 95% of
-// the best follow a geometric distribution with p = the share of such samples: p is estimated from all
+// gets there counts as its budget (printed with ">="). Random search draws independent uniform samples,
+// so its trials to the first sample within 95% of the best follow a geometric distribution with p = the share of such samples: p is estimated from all
 // random samples of the workload (seeds x budget; --random-trials gives random runs a larger budget than
 // the others, for a tighter estimate), and random's median trials is ln(0.5) / ln(1 - p)
 // (with no hit, p < 3 / samples at 95% confidence: a lower bound, ">="). random / guided compares that
@@ -30,8 +30,8 @@
 //
 // --extra-seeds E adds E seeds of the guided and pretrained modes after the mark is set; each stops after
 // the batch in which it reaches 95% of the mark with a re-measured candidate (TuneOptions::stop_when),
-// so a seed costs its trials to the mark, not the budget, and the medians are over seeds + E runs (3 seeds move a median 2x between
-// runs of the same code). The mark and random's share come from the full runs only. Each full run's two
+// so a seed costs its trials to the mark, not the budget, and the medians are over seeds + E runs (3
+// seeds move a median 2x between runs of the same code). The mark and random's share come from the full runs only. Each full run's two
 // fastest candidates are re-measured with the workload's top ones, so its end is a median too:
 // pretrained_end/guided_end_min compares the pretrained run's end with the cold run's of the same seed.
 // The runs CSV's model_fallbacks names the pretrained models that ended on their cold fallback (the
@@ -337,19 +337,19 @@ nlohmann::json run_workload(const std::string& spec, const Settings& st) {
   // Every sample that counts as reaching 95% of the mark is re-measured first: the first one of each
   // guided and pretrained run (its trials to the mark) and every one of the random runs (their share).
   // A re-measured sample that falls short exposes the run's next one, so this repeats until none is new.
-  for (std::set<std::string> todo = {""}; !todo.empty();) {
+  std::set<std::string> counted;
+  do {
     best = 0;
     for (auto& r : runs)
       for (auto& k : r.keys) best = std::max(best, gflops_of(k));
-    todo.clear();
+    counted.clear();
     for (auto& r : runs)
       for (auto& k : r.keys) {
         if (gflops_of(k) < 0.95 * best) continue;
-        if (!cache.remeasured.count(k)) todo.insert(k);
+        counted.insert(k);
         if (r.mode != "random") break;  // only the run's first one counts
       }
-    if (remeasure_keys(cache, *w, st, todo) == 0) break;
-  }
+  } while (remeasure_keys(cache, *w, st, counted) > 0);  // it skips those re-measured already
   // Extra seeds of the searching modes: each stops once it reaches 95% of the mark, so that a seed costs
   // only its trials to the mark (what the medians below need), not the whole budget.
   for (int e = 0; e < st.extra_seeds; ++e)
