@@ -7,8 +7,8 @@
 //               refine stage (tessel tune --refine-model) is a cold xgb-rank that reads the compiled code,
 //               starting from the analytic model (the hot loop's roofline; no data)
 //   pretrained  evolutionary search starting from the shipped pretrained model (and fine-tuning it); its
-//               refine stage starts from the shipped code model (cpu-x86_64[-CPU].code.model: the one of
-//               this CPU when there is one)
+//               refine stage is the guided mode's cold one (tessel tune's default; --refine-model pretrained
+//               gives it the shipped code model, cpu-x86_64[-CPU].code.model)
 // Every candidate is measured once per workload: the runs share a measurement cache keyed by the trace,
 // so a schedule two runs both propose has one time (fewer measurements, and no noise between modes).
 // After the runs, the fastest --remeasure-top candidates of the workload are measured --remeasure-rounds
@@ -521,8 +521,8 @@ int main(int argc, char** argv) {
       "model-params", po::value<std::string>(&params_text), "parameters of the guided mode's (cold) model")(
       "guided-model", po::value<std::string>(&guided_model), "kind of the guided mode's cold model (xgb, xgb-rank, mlp)")(
       "refine-model", po::value<std::string>(&refine_model),
-      "refine stage of the guided and pretrained modes (tessel tune --refine-model: auto = cold for guided, the "
-      "shipped code model for pretrained; none = the cost model alone)")(
+      "refine stage of the guided and pretrained modes (tessel tune --refine-model: auto = cold for both, "
+      "pretrained = the shipped code model, none = the cost model alone)")(
       "no-pretrained-check", po::bool_switch(&no_check),
       "the pretrained mode trusts its models throughout (tessel tune --no-pretrained-check)")(
       "strategy-params", po::value<std::string>(&strategy_text),
