@@ -518,10 +518,9 @@ std::string resolve_refine_model(const std::string& name, const std::string& cos
   codegen::Target target = codegen::Target::parse(target_text);
   bool readable = costmodel::code_features_supported(target);
   // auto: the cold refine model, with a pretrained cost model too. The shipped code model ranks random
-  // schedules better (held-out pairwise 0.864 against the analytic prior's) but picks worse among the top
-  // of a shortlist: measured side by side, a pretrained cost model with the cold refine stage reached the
-  // mark sooner than with the code model (docs/costmodel.md, "Which refine model"); --refine-model
-  // pretrained still selects it.
+  // schedules well (held-out pairwise 0.864) but ordered its own picks from a shortlist's top worse than
+  // chance; side by side, the cold refine stage did better on the 1x1 conv and dense and one batch worse
+  // on NHWC (docs/costmodel.md, "Which refine model"). --refine-model pretrained still selects it.
   if (name == "auto") return readable && cost_model != "random" ? "cold" : "";
   TESSEL_CHECK(readable) << "--refine-model " << name << ": the refine stage reads x86-64 code and the target is "
                          << target.to_string() << "; use --refine-model none";
