@@ -122,15 +122,8 @@ Metrics metrics(const WorkloadData& d, const std::vector<double>& score) {
     if (d.throughput[i] >= 0.5 * best) good_score.push_back(score[i]), good_truth.push_back(d.throughput[i]);
   costmodel::PairAgreement good = costmodel::pair_agreement(good_score, good_truth);
   m.good_pairs = double(good.pairs), m.good_ok = good.agree;
-  std::vector<size_t> by_true(n), by_pred(n);
-  for (size_t i = 0; i < n; ++i) by_true[i] = by_pred[i] = i;
-  std::sort(by_true.begin(), by_true.end(), [&](size_t a, size_t b) { return d.throughput[a] > d.throughput[b]; });
-  std::sort(by_pred.begin(), by_pred.end(), [&](size_t a, size_t b) { return score[a] > score[b]; });
-  size_t k = std::min<size_t>(30, n);
-  double hit = 0;
-  for (size_t i = 0; i < k; ++i) hit += std::find(by_pred.begin(), by_pred.begin() + k, by_true[i]) != by_pred.begin() + k;
-  m.recall = hit / double(k);
-  m.top1 = d.throughput[by_pred[0]] / d.throughput[by_true[0]];
+  m.recall = costmodel::recall_at_k(score, d.throughput, 30);
+  m.top1 = costmodel::top1_score(score, d.throughput);
   return m;
 }
 

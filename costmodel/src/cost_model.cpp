@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <numeric>
 
 #include "tessel/costmodel/learned_model.h"
 #include "tessel/support/error.h"
@@ -73,6 +75,35 @@ PairAgreement pair_agreement(const std::vector<double>& score, const std::vector
       r.agree += score[i] == score[j] ? 0.5 : (d > 0) == (score[i] > score[j]) ? 1.0 : 0.0;
     }
   return r;
+}
+
+double recall_at_k(const std::vector<double>& score, const std::vector<double>& truth, size_t k) {
+  TESSEL_CHECK(score.size() == truth.size()) << score.size() << " scores for " << truth.size() << " measurements";
+  k = std::min(k, truth.size());
+  if (k == 0) return 0;
+  std::vector<double> sorted = score;
+  std::nth_element(sorted.begin(), sorted.begin() + long(k - 1), sorted.end(), std::greater<>());
+  double cut = sorted[k - 1];  // the k-th best score
+  double above = double(std::count_if(score.begin(), score.end(), [&](double s) { return s > cut; }));
+  double at = double(std::count(score.begin(), score.end(), cut));
+  std::vector<size_t> by_true(truth.size());
+  std::iota(by_true.begin(), by_true.end(), 0);
+  std::stable_sort(by_true.begin(), by_true.end(), [&](size_t a, size_t b) { return truth[a] > truth[b]; });
+  double hit = 0;
+  for (size_t i = 0; i < k; ++i) {
+    double s = score[by_true[i]];
+    hit += s > cut ? 1.0 : s == cut ? (double(k) - above) / at : 0.0;
+  }
+  return hit / double(k);
+}
+
+double top1_score(const std::vector<double>& score, const std::vector<double>& truth) {
+  TESSEL_CHECK(score.size() == truth.size()) << score.size() << " scores for " << truth.size() << " measurements";
+  if (truth.empty()) return 0;
+  double top = *std::max_element(score.begin(), score.end()), sum = 0, tied = 0;
+  for (size_t i = 0; i < truth.size(); ++i)
+    if (score[i] == top) sum += truth[i], ++tied;
+  return sum / tied / *std::max_element(truth.begin(), truth.end());
 }
 
 std::vector<std::string> cost_model_names() {

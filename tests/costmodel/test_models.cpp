@@ -128,6 +128,37 @@ TEST_CASE("pair agreement: pairs outside the noise, equal scores count half, wha
   CHECK(pair_agreement(std::vector<double>(truth.size(), 1.0), truth).accuracy() == Approx(0.5));
 }
 
+TEST_CASE("recall@k and top-1: ties broken at random in expectation, whatever the order", "[costmodel][models]") {
+  // 40 throughputs 1.2x apart, scores in four levels of 10 rising with them (as above). k = 15: the best
+  // level (the 10 best measured) is all in; the next level fills the 5 places left, so each of its 10 is in
+  // with chance 1/2, and the 5 true best of it count half: (10 + 5 / 2) / 15.
+  std::vector<double> truth, score;
+  for (int i = 0; i < 40; ++i) truth.push_back(std::pow(1.2, i)), score.push_back(i / 10);
+  CHECK(recall_at_k(score, truth, 15) == Approx(12.5 / 15));
+  CHECK(recall_at_k(score, truth, 10) == Approx(1.0));  // the cut falls between levels
+  CHECK(recall_at_k(score, truth, 100) == Approx(1.0));  // k beyond the candidates: all of them
+  // top-1: the best level's mean throughput over the best.
+  double mean = 0;
+  for (int i = 30; i < 40; ++i) mean += truth[size_t(i)] / 10;
+  CHECK(top1_score(score, truth) == Approx(mean / truth.back()));
+  // Shuffled: the same figures (they depended on the input's order before).
+  std::vector<size_t> order(truth.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::shuffle(order.begin(), order.end(), std::mt19937_64(5));
+  std::vector<double> t2, s2;
+  for (size_t k : order) t2.push_back(truth[k]), s2.push_back(score[k]);
+  CHECK(recall_at_k(s2, t2, 15) == Approx(12.5 / 15));
+  CHECK(top1_score(s2, t2) == Approx(mean / truth.back()));
+  // Scores that reverse the truth: nothing of the 10 best among the 10 best scored, top-1 the slowest.
+  std::vector<double> rev;
+  for (double t : truth) rev.push_back(-t);
+  CHECK(recall_at_k(rev, truth, 10) == Approx(0.0));
+  CHECK(top1_score(rev, truth) == Approx(truth.front() / truth.back()));
+  // All scores equal: k / n of the best expected; no candidates: 0.
+  CHECK(recall_at_k(std::vector<double>(40, 1.0), truth, 10) == Approx(0.25));
+  CHECK(recall_at_k({}, {}, 30) == 0.0);
+}
+
 // Diagnostic (hidden; run with "[noise]"): how well a second measurement orders the first one, i.e. the
 // ceiling any model can reach on this machine.
 TEST_CASE("measurement noise ceiling", "[.][noise]") {

@@ -68,6 +68,14 @@ struct PairAgreement {
 PairAgreement pair_agreement(const std::vector<double>& score, const std::vector<double>& truth,
                              double min_rel_diff = 0.05);
 
+/** The held-out ranking metrics besides pair_agreement, as their expected values when the model's ties are
+ *  broken at random (not by the order of the input, for the same reason). recall_at_k: the share of the k
+ *  best measured among the k best scored (k = min(k, size)); a candidate tied at the cut is among them with
+ *  the share of the cut's places left to its tie group. top1_score: the throughput of the best-scored
+ *  candidate over the best measured (the tied-best group's mean). 0 for no candidates. */
+double recall_at_k(const std::vector<double>& score, const std::vector<double>& truth, size_t k);
+double top1_score(const std::vector<double>& score, const std::vector<double>& truth);
+
 /** Names accepted by make_cost_model. */
 std::vector<std::string> cost_model_names();
 
