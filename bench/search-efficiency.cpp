@@ -242,19 +242,23 @@ size_t remeasure_keys(MeasureCache& cache, const workload::Workload& w, const Se
   return todo.size();
 }
 
-/** The fastest candidate's key ("" when none succeeded). */
-std::string fastest(const MeasureCache& cache) {
+/** Of the keys, the fastest one that succeeded ("" when none did). */
+std::string fastest(const MeasureCache& cache, const std::vector<std::string>& keys) {
   std::string best;
   double best_s = 0;
-  for (auto& [key, r] : cache.results)
-    if (r.ok() && (best.empty() || r.median_s() < best_s)) best = key, best_s = r.median_s();
+  for (auto& key : keys) {
+    auto it = cache.results.find(key);
+    if (it != cache.results.end() && it->second.ok() && (best.empty() || it->second.median_s() < best_s))
+      best = key, best_s = it->second.median_s();
+  }
   return best;
 }
 
-/** Re-measures the k fastest candidates and the candidates `also` names, then the fastest again until it
- *  is a re-measured one (the mark is a median, not a lucky sample). Returns the best throughput before. */
+/** Re-measures the k fastest candidates and the candidates `also` names, then each run's fastest until
+ *  every one is a re-measured one: the mark (the fastest of all, some run's) and each run's end are medians,
+ *  not lucky samples. Returns the best throughput before. */
 double remeasure(MeasureCache& cache, const workload::Workload& w, const Settings& st,
-                 const std::set<std::string>& also) {
+                 const std::set<std::string>& also, const std::vector<Run>& runs) {
   std::vector<std::pair<double, std::string>> ok;
   for (auto& [key, r] : cache.results)
     if (r.ok()) ok.push_back({r.median_s(), key});
@@ -264,8 +268,11 @@ double remeasure(MeasureCache& cache, const workload::Workload& w, const Setting
   std::set<std::string> keys = also;
   for (size_t i = 0; i < std::min(ok.size(), size_t(st.remeasure_top)); ++i) keys.insert(ok[i].second);
   remeasure_keys(cache, w, st, keys);
-  while (remeasure_keys(cache, w, st, {fastest(cache)}) > 0) {
-  }
+  std::set<std::string> tops;
+  do {
+    tops.clear();
+    for (auto& r : runs) tops.insert(fastest(cache, r.keys));
+  } while (remeasure_keys(cache, w, st, tops) > 0);
   return before;
 }
 
@@ -333,20 +340,7 @@ nlohmann::json run_workload(const std::string& spec, const Settings& st) {
     std::sort(mine.rbegin(), mine.rend());
     for (size_t i = 0; i < std::min<size_t>(2, mine.size()); ++i) ends.insert(mine[i].second);
   }
-  double first_best = remeasure(cache, *w, st, ends);
-  // A run's end is its fastest re-measured candidate: when its two fell back below a third one, that one
-  // is re-measured too, until every full run's fastest is a median.
-  auto run_fastest = [&](const Run& r) {
-    std::string best;
-    for (auto& k : r.keys)
-      if (best.empty() || gflops_of(k) > gflops_of(best)) best = k;
-    return best;
-  };
-  std::set<std::string> tops;
-  do {
-    tops.clear();
-    for (auto& r : runs) tops.insert(run_fastest(r));
-  } while (remeasure_keys(cache, *w, st, tops) > 0);
+  double first_best = remeasure(cache, *w, st, ends, runs);
   double best = 0;  // the mark: the best of the full runs (the extra ones stop at 95% of it)
   // Every sample that counts as reaching 95% of the mark is re-measured first: the first one of each
   // guided and pretrained run (its trials to the mark) and every one of the random runs (their share).
