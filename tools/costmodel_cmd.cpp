@@ -11,6 +11,8 @@
 
 #include "cli_util.h"
 #include "subcommand.h"
+#include "tessel/costmodel/code_features.h"
+#include "tessel/costmodel/features.h"
 #include "tessel/costmodel/learned_model.h"
 #include "tessel/records/database.h"
 #include "tessel/support/error.h"
@@ -202,6 +204,48 @@ int eval(const std::vector<std::string>& args) {
   return rep.print(path, json);
 }
 
+// Every candidate's features as CSV, for studying or fitting models outside tessel: the program's summed
+// loop-nest features, the bytes per FLOP moved into each cache size, the compiled code's features and the
+// hot loop's roofline (what the analytic model reads).
+int features(const std::vector<std::string>& args) {
+  std::vector<std::string> dbs;
+  std::string out_path;
+  po::options_description desc("tessel costmodel features --db A.db [--db B.db ...] -o FILE.csv\n\nOptions");
+  desc.add_options()("help,h", "print this help")("db", po::value<std::vector<std::string>>(&dbs),
+                                                  "tuning database (repeatable)")(
+      "output,o", po::value<std::string>(&out_path), "CSV file to write");
+  po::variables_map vm;
+  if (parse_args(desc, args, vm)) return 0;
+  if (dbs.empty()) throw po::error("give at least one --db");
+  if (out_path.empty()) throw po::error("give -o FILE.csv");
+  std::ofstream out(out_path);
+  TESSEL_CHECK(out.good()) << "cannot write " << out_path;
+  out << "workload,trace_hash,gflops,aborted,traffic_l1_per_flop,traffic_l2_per_flop,traffic_l3_per_flop,"
+         "hot_loop_flops_per_cycle";
+  for (auto& n : costmodel::code_feature_names()) out << ",code." << n;
+  for (auto& n : costmodel::feature_names()) out << ",nest." << n;
+  out << "\n";
+  auto model = costmodel::make_learned_model("analytic", {{"nthread", 0}});  // compiles, on all cores
+  size_t rows = 0;
+  for (auto& d : load_data(dbs)) {
+    auto fs = model->features_of(candidates(d));
+    for (size_t i = 0; i < fs.size(); ++i, ++rows) {
+      const costmodel::ProgramFeatures& f = *fs[i];
+      out << '"' << d.workload->spec << "\"," << d.trace_hashes[i] << ',' << d.throughput[i] / 1e9 << ','
+          << int(d.aborted[i]);
+      for (int level = 0; level < 3; ++level) out << ',' << costmodel::cache_traffic_per_flop(f.rows, level);
+      out << ',' << costmodel::hot_loop_flops_per_cycle(f.code);
+      for (size_t k = 0; k < costmodel::code_feature_names().size(); ++k) out << ',' << (k < f.code.size() ? f.code[k] : 0.f);
+      std::vector<float> sum = costmodel::sum_features(f.rows);
+      for (size_t k = 0; k < costmodel::feature_names().size(); ++k) out << ',' << (k < sum.size() ? sum[k] : 0.f);
+      out << '\n';
+    }
+  }
+  TESSEL_CHECK(out.good()) << "writing " << out_path << " failed";
+  std::printf("wrote the features of %zu candidates to %s\n", rows, out_path.c_str());
+  return 0;
+}
+
 // Leave-one-workload-out: for each workload, a model trained on all the others ranks its measurements.
 int cross_validate(const std::vector<std::string>& args) {
   std::vector<std::string> dbs;
@@ -251,14 +295,16 @@ int run_costmodel(const std::vector<std::string>& args) {
   if (args.empty() || args[0] == "--help" || args[0] == "-h") {
     std::cout << "tessel costmodel train --db A.db [--db B.db ...] -o MODEL [--model xgb|xgb-rank|mlp]\n"
                  "tessel costmodel eval --model MODEL --db HELD_OUT.db [--json] [--scores FILE.csv]\n"
-                 "tessel costmodel cv --db A.db [--db B.db ...] [--model xgb|xgb-rank|mlp] [--json]\n";
+                 "tessel costmodel cv --db A.db [--db B.db ...] [--model xgb|xgb-rank|mlp] [--json]\n"
+                 "tessel costmodel features --db A.db [--db B.db ...] -o FILE.csv\n";
     return args.empty() ? 2 : 0;
   }
   std::vector<std::string> rest(args.begin() + 1, args.end());
   if (args[0] == "train") return train(rest);
   if (args[0] == "eval") return eval(rest);
   if (args[0] == "cv") return cross_validate(rest);
-  TESSEL_CHECK(false) << "unknown costmodel action '" << args[0] << "' (expected train, eval or cv)";
+  if (args[0] == "features") return features(rest);
+  TESSEL_CHECK(false) << "unknown costmodel action '" << args[0] << "' (expected train, eval, cv or features)";
   return 2;
 }
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# ctest driver for `tessel costmodel train | eval | cv` end to end: two tiny workloads tuned for real
+# ctest driver for `tessel costmodel train | eval | cv | features` end to end: two tiny workloads tuned for real
 # (random schedules, measured on this machine), a model trained on one and evaluated on the other
-# (text, --json and --scores), cross-validation over both, and refusals (a damaged model file, a database
-# without records). Usage: cli_test.sh TESSEL WORK_DIR
+# (text, --json and --scores), cross-validation over both, the features CSV (checked against the analytic
+# model's scores), and refusals (a damaged model file, a database without records). Usage: cli_test.sh TESSEL WORK_DIR
 set -u
 tessel="$1"
 dir="$2"
@@ -47,6 +47,32 @@ PY
 out="$("$tessel" costmodel cv --db "$a" --db "$b" --model xgb --json 2>&1)" || fail "cv: $out"
 echo "$out" | python3 -c "import json,sys; j=json.load(sys.stdin); assert len(j['workloads']) == 2, j" ||
   fail "cv JSON: $out"
+
+# features: one row per candidate with the loop-nest and code features; the analytic model's score is a
+# function of three of its columns, so it is recomputed from the CSV and compared with eval's.
+"$tessel" costmodel features --db "$b" -o "$dir/features.csv" > "$dir/features.log" 2>&1 ||
+  { cat "$dir/features.log"; fail "features"; }
+"$tessel" costmodel eval --model analytic --db "$b" --scores "$dir/analytic.csv" > /dev/null 2>&1 || fail "eval analytic"
+python3 - "$dir/features.csv" "$dir/analytic.csv" "$dir/scores.csv" <<'PY' || fail "features CSV is wrong"
+import csv, math, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+cols = list(rows[0].keys())
+assert cols[:8] == ["workload", "trace_hash", "gflops", "aborted", "traffic_l1_per_flop", "traffic_l2_per_flop",
+                    "traffic_l3_per_flop", "hot_loop_flops_per_cycle"], cols[:8]
+assert "code.hot_fma" in cols and "nest.float_mul" in cols and "nest.traffic_l1" in cols, cols
+assert len(rows) == len(list(csv.DictReader(open(sys.argv[3])))), "not one row per candidate"
+for r in rows:
+    assert float(r["hot_loop_flops_per_cycle"]) > 0, r["trace_hash"]
+    assert all(float(r[k]) >= 0 for k in cols[4:7]), r["trace_hash"]
+    assert float(r["nest.float_mul"]) + float(r["nest.float_mad"]) > 0, r["trace_hash"]
+assert len({r["traffic_l1_per_flop"] for r in rows}) > 1, "every candidate has the same L1 traffic"
+scores = {r["trace_hash"]: float(r["score"]) for r in csv.DictReader(open(sys.argv[2]))}
+for r in rows:
+    mine = math.log2(float(r["hot_loop_flops_per_cycle"]) + 1 / 64) - 0.1 * float(r["traffic_l2_per_flop"])
+    assert abs(mine - scores[r["trace_hash"]]) < 1e-3 * max(1, abs(mine)), (r["trace_hash"], mine, scores[r["trace_hash"]])
+PY
+out="$("$tessel" costmodel features --db "$b" 2>&1)" && fail "features without -o"
+echo "$out" | grep -q "give -o FILE.csv" || fail "features without -o: $out"
 
 # A damaged model file is refused with what to do; training from a database that does not exist writes no model.
 head -c 300 "$dir/m.model" > "$dir/cut.model"
