@@ -3,10 +3,19 @@
 //
 // Guide:
 //   parse            local labels (".LBB2_5:") and instructions (tab, mnemonic, operands; comments dropped)
-//   loops            a jump to a label at or before it closes a loop [label, jump]; innermost = no other
-//                    loop strictly inside
+//   blocks           basic blocks: a block starts at a label, a function symbol, or after a jump or return;
+//                    its successors are the jump's local label and, unless the jump is unconditional (or
+//                    a return), the next block
+//   loops            natural loops: a back edge goes to a block that dominates its source (dominators by
+//                    Cooper, Harvey and Kennedy's iterative algorithm from the function entries); a loop is
+//                    its header and every block that reaches a back edge's source without passing the
+//                    header; innermost = holds no other loop's header. LLVM lays a loop's blocks out of
+//                    order (a rotated loop entered at its latch, a padded read's bounds checks placed after
+//                    it), so an address interval between a label and a jump back to it is not a loop: an
+//                    outer loop's epilogue can look innermost and be taken for the hot loop
 //   hot loop         the innermost loop with the most FLOPs per iteration (FMA: 2 x lanes; add, sub, mul,
-//                    div, min, max: lanes; lanes = register bytes / element bytes, 1 for scalar ss/sd)
+//                    div, min, max: lanes; lanes = register bytes / element bytes, 1 for scalar ss/sd),
+//                    counted over all its blocks, weighted by 4 per enclosing loop (kDepthWeight)
 //   memory           an operand with "(": a store when it is the last operand (AT&T: destination), else a
 //                    load; lea and prefetch are not accesses; rsp/rbp-relative ones are stack (spills)
 //   chains           a float instruction that reads the register it writes (an FMA, vaddps x, acc, acc)
@@ -18,6 +27,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "tessel/codegen/aot.h"
@@ -105,14 +115,18 @@ bool is_float_arith(const std::string& m) {
   return false;
 }
 
-/** Instructions, and the instruction index each label points at. */
-void parse(const std::string& text, std::vector<Instruction>* ins, std::map<std::string, size_t>* labels) {
+/** Instructions, the instruction index each local label points at, and where each function starts. */
+void parse(const std::string& text, std::vector<Instruction>* ins, std::map<std::string, size_t>* labels,
+           std::vector<size_t>* functions) {
   std::istringstream is(text);
   std::string line;
   while (std::getline(is, line)) {
     if (line.empty()) continue;
-    if (line[0] != '\t' && line[0] != ' ') {  // a local label (".LBB0_3:"); function symbols are not loop heads
-      if (line[0] == '.' && line.back() == ':') (*labels)[line.substr(0, line.size() - 1)] = ins->size();
+    if (line[0] != '\t' && line[0] != ' ') {  // a local label (".LBB0_3:") or a function symbol ("k:")
+      if (line.back() == ':') {
+        if (line[0] == '.') (*labels)[line.substr(0, line.size() - 1)] = ins->size();
+        else functions->push_back(ins->size());
+      }
       continue;
     }
     size_t b = line.find_first_not_of(" \t");
@@ -130,6 +144,135 @@ void parse(const std::string& text, std::vector<Instruction>* ins, std::map<std:
   }
 }
 
+
+// A loop nested one level deeper is taken to run this many times as often (the trip counts are not in the
+// text): a padded convolution's bias-and-relu epilogue, unrolled over the tile (64 vector adds and maxes
+// an iteration), has more FLOPs per iteration than its FMA loop (14 FMAs) one level further in, which runs
+// over the input channels for every pass of the epilogue's loop.
+constexpr double kDepthWeight = 4;
+
+/** An innermost natural loop: its instruction indices (ascending) and how many loops enclose it. */
+struct InnerLoop {
+  std::vector<size_t> at;
+  int depth = 0;
+};
+
+/** The innermost natural loops of the text. */
+std::vector<InnerLoop> innermost_loops(const std::vector<Instruction>& ins,
+                                                 const std::map<std::string, size_t>& labels,
+                                                 const std::vector<size_t>& functions) {
+  size_t n = ins.size();
+  if (n == 0) return {};
+  // Basic blocks: leaders at labels, function starts and after every jump or return.
+  auto is_jump = [&](size_t i) { return !ins[i].mnemonic.empty() && ins[i].mnemonic[0] == 'j'; };
+  auto is_end = [&](size_t i) {
+    const std::string& m = ins[i].mnemonic;
+    return starts_with(m, "ret") || m == "ud2" || m == "jmp" || m == "jmpq";
+  };
+  std::vector<bool> leader(n + 1, false);
+  leader[0] = leader[n] = true;
+  std::vector<bool> entry(n + 1, false);
+  entry[0] = true;
+  for (size_t fn : functions) leader[fn] = entry[fn] = true;
+  for (auto& [name, at] : labels) leader[at] = true;
+  for (size_t i = 0; i < n; ++i)
+    if (is_jump(i) || is_end(i)) leader[i + 1] = true;
+  std::vector<size_t> first;  // block b: instructions [first[b], first[b + 1])
+  std::vector<size_t> block_of(n + 1);
+  for (size_t i = 0; i <= n; ++i) {
+    if (leader[i]) first.push_back(i);
+    block_of[i] = first.size() - 1;
+  }
+  size_t nb = first.size() - 1;  // the last leader is the end
+  std::vector<std::vector<size_t>> succ(nb), pred(nb);
+  for (size_t b = 0; b < nb; ++b) {
+    size_t last = first[b + 1] - 1;
+    auto add = [&](size_t to) { succ[b].push_back(to), pred[to].push_back(b); };
+    if (is_jump(last)) {
+      auto it = labels.find(ins[last].operands);
+      if (it != labels.end() && it->second < n) add(block_of[it->second]);
+    }
+    if (!is_end(last) && b + 1 < nb && !entry[first[b + 1]]) add(b + 1);
+  }
+  // Dominators (Cooper, Harvey, Kennedy): reverse postorder from a virtual root above the entries.
+  const size_t root = nb;
+  std::vector<size_t> order;  // postorder
+  std::vector<int> state(nb + 1, 0);
+  std::vector<std::pair<size_t, size_t>> stack;  // (block, next successor)
+  std::vector<size_t> roots;
+  for (size_t b = 0; b < nb; ++b)
+    if (entry[first[b]]) roots.push_back(b);
+  auto children = [&](size_t b) -> const std::vector<size_t>& { return b == root ? roots : succ[b]; };
+  stack.push_back({root, 0});
+  state[root] = 1;
+  while (!stack.empty()) {
+    auto& [b, k] = stack.back();
+    if (k < children(b).size()) {
+      size_t c = children(b)[k++];
+      if (!state[c]) state[c] = 1, stack.push_back({c, 0});
+    } else {
+      order.push_back(b);
+      stack.pop_back();
+    }
+  }
+  std::vector<size_t> rpo_index(nb + 1, SIZE_MAX);
+  for (size_t i = 0; i < order.size(); ++i) rpo_index[order[i]] = order.size() - 1 - i;
+  std::vector<size_t> idom(nb + 1, SIZE_MAX);
+  idom[root] = root;
+  auto intersect = [&](size_t a, size_t b) {
+    while (a != b) {
+      while (rpo_index[a] > rpo_index[b]) a = idom[a];
+      while (rpo_index[b] > rpo_index[a]) b = idom[b];
+    }
+    return a;
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t i = order.size(); i-- > 0;) {
+      size_t b = order[i];
+      if (b == root) continue;
+      size_t d = entry[first[b]] ? root : SIZE_MAX;  // an entry's predecessors include the root
+      for (size_t p : pred[b])
+        if (idom[p] != SIZE_MAX) d = d == SIZE_MAX ? p : intersect(p, d);
+      if (d != SIZE_MAX && idom[b] != d) idom[b] = d, changed = true;
+    }
+  }
+  auto dominates = [&](size_t h, size_t b) {
+    if (idom[b] == SIZE_MAX) return false;  // unreachable
+    for (; b != root; b = idom[b])
+      if (b == h) return true;
+    return false;
+  };
+  // Natural loops, one per header (the union over its back edges).
+  std::map<size_t, std::set<size_t>> loops;  // header -> blocks
+  for (size_t b = 0; b < nb; ++b)
+    for (size_t h : succ[b]) {
+      if (!dominates(h, b)) continue;
+      std::set<size_t>& body = loops[h];
+      body.insert(h);
+      std::vector<size_t> work;
+      if (body.insert(b).second) work.push_back(b);
+      while (!work.empty()) {
+        size_t x = work.back();
+        work.pop_back();
+        for (size_t p : pred[x])
+          if (idom[p] != SIZE_MAX && body.insert(p).second) work.push_back(p);
+      }
+    }
+  std::vector<InnerLoop> out;
+  for (auto& [h, body] : loops) {
+    bool innermost = std::none_of(loops.begin(), loops.end(),
+                                  [&](const auto& o) { return o.first != h && body.count(o.first); });
+    if (!innermost) continue;
+    InnerLoop l;
+    for (size_t b : body)
+      for (size_t i = first[b]; i < first[b + 1]; ++i) l.at.push_back(i);
+    for (auto& [oh, ob] : loops) l.depth += oh != h && ob.count(h);
+    out.push_back(std::move(l));
+  }
+  return out;
+}
+
 }  // namespace
 
 const std::vector<std::string>& code_feature_names() {
@@ -143,28 +286,21 @@ const std::vector<std::string>& code_feature_names() {
 std::vector<float> code_features_from_assembly(const std::string& assembly) {
   std::vector<Instruction> ins;
   std::map<std::string, size_t> labels;
-  parse(assembly, &ins, &labels);
-  struct Loop {
-    size_t begin, end;  // instruction indices, inclusive
-  };
-  std::vector<Loop> loops;
-  for (size_t i = 0; i < ins.size(); ++i) {
-    if (ins[i].mnemonic.empty() || ins[i].mnemonic[0] != 'j') continue;
-    auto it = labels.find(ins[i].operands);
-    if (it != labels.end() && it->second <= i) loops.push_back({it->second, i});
-  }
+  std::vector<size_t> functions;
+  parse(assembly, &ins, &labels, &functions);
   std::vector<double> f(kCodeFeatureLength, 0.0);
   f[kInstructions] = double(ins.size());
-  f[kLoops] = double(loops.size());
-  double best_flops = -1;
-  for (const Loop& l : loops) {
-    bool innermost = std::none_of(loops.begin(), loops.end(), [&](const Loop& o) {
-      return &o != &l && o.begin >= l.begin && o.end <= l.end && o.end - o.begin < l.end - l.begin;
-    });
-    if (!innermost) continue;
+  for (size_t i = 0; i < ins.size(); ++i) {  // backward branches, as before natural loops were found
+    if (ins[i].mnemonic.empty() || ins[i].mnemonic[0] != 'j') continue;
+    auto it = labels.find(ins[i].operands);
+    f[kLoops] += it != labels.end() && it->second <= i;
+  }
+  double best_weight = -1;
+  for (const InnerLoop& loop : innermost_loops(ins, labels, functions)) {
+    const std::vector<size_t>& body = loop.at;
     std::vector<double> h(kCodeFeatureLength, 0.0);
     std::map<std::string, int> updates;  // carried register -> updates per iteration (-1: not carried)
-    for (size_t i = l.begin; i <= l.end; ++i) {
+    for (size_t i : body) {
       const Instruction& in = ins[i];
       const std::string& m = in.mnemonic;
       std::vector<std::string> ops = operand_list(in.operands);
@@ -204,9 +340,10 @@ std::vector<float> code_features_from_assembly(const std::string& assembly) {
       }
     }
     for (auto& [reg, u] : updates) h[kHotChain] = std::max(h[kHotChain], double(u));
-    if (h[kHotFlops] <= best_flops) continue;
-    best_flops = h[kHotFlops];
-    double n = double(l.end - l.begin + 1);
+    double weight = h[kHotFlops] * std::pow(kDepthWeight, loop.depth);
+    if (h[kHotFlops] <= 0 || weight <= best_weight) continue;
+    best_weight = weight;
+    double n = double(body.size());
     for (int k = kHotFlops; k < kCodeFeatureLength; ++k) f[k] = h[k];
     f[kHotInstructions] = n;
     f[kFlopsPerInstruction] = h[kHotFlops] / n;

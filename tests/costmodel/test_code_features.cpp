@@ -78,7 +78,8 @@ std::vector<schedule::Step> register_tiled() {
 }  // namespace
 
 TEST_CASE("code features: layout named and versioned", "[costmodel][code]") {
-  CHECK(kCodeFeatureVersion == 2);
+  CHECK(kCodeFeatureVersion == 3);
+  CHECK(code_feature_length_of(3) == code_feature_length_of(2));  // 3 changed how, not what
   const auto& n = code_feature_names();
   REQUIRE(int(n.size()) == kCodeFeatureLength);
   CHECK(std::set<std::string>(n.begin(), n.end()).size() == n.size());
@@ -123,6 +124,133 @@ TEST_CASE("code features: the hot loop of hand-written assembly", "[costmodel][c
     REQUIRE(int(z.size()) == kCodeFeatureLength);
     for (float x : z) CHECK(x == 0.0f);
   }
+}
+
+// LLVM lays loops out of address order: here the outer loop's epilogue (eight zmm adds and maxes, 128
+// FLOPs) and its backward branch come before the inner loop, which is rotated (entered at its condition)
+// and jumps back to the epilogue. Between the outer header and its branch back lies no other loop, so as an
+// address interval the outer loop looked innermost and, with the most FLOPs, hot (what LLVM made of
+// padded NHWC convolutions: a third of their schedules had no FMA in the "hot loop"). As natural loops the
+// inner one (2 FMAs, 64 FLOPs) is the only innermost loop.
+// A bias-and-relu epilogue over four zmm accumulators: 8 vector adds and maxes, 128 FLOPs.
+const std::string kEpilogue = R"(	vaddps	%zmm3, %zmm5, %zmm5
+	vaddps	%zmm4, %zmm6, %zmm6
+	vaddps	%zmm3, %zmm7, %zmm7
+	vaddps	%zmm4, %zmm8, %zmm8
+	vmaxps	%zmm0, %zmm5, %zmm5
+	vmaxps	%zmm0, %zmm6, %zmm6
+	vmaxps	%zmm0, %zmm7, %zmm7
+	vmaxps	%zmm0, %zmm8, %zmm8
+)";
+
+const std::string kOutOfOrder = R"(	.text
+	.globl	k
+k:
+	xorl	%eax, %eax
+.LBB0_1:
+	xorl	%edx, %edx
+	jmp	.LBB0_3
+.LBB0_2:
+)" + kEpilogue + R"(	incq	%rax
+	cmpq	$8, %rax
+	jne	.LBB0_1
+	retq
+.LBB0_3:
+	jmp	.LBB0_5
+.LBB0_4:
+	vfmadd231ps	%zmm1, %zmm2, %zmm3
+	vfmadd231ps	%zmm1, %zmm2, %zmm4
+	addq	$4, %rdx
+.LBB0_5:
+	cmpq	%r9, %rdx
+	jb	.LBB0_4
+	jmp	.LBB0_2
+)";
+
+TEST_CASE("code features: the hot loop is a natural loop, not an address interval", "[costmodel][code]") {
+  auto f = code_features_from_assembly(kOutOfOrder);
+  CHECK(f[at("hot_fma")] == Approx(lg(2)));
+  CHECK(f[at("hot_flops")] == Approx(lg(2 * 2 * 16)));
+  CHECK(f[at("hot_vector_arith")] == Approx(lg(0)));
+  CHECK(f[at("hot_instructions")] == Approx(lg(5)));  // the body and the condition block
+  CHECK(f[at("hot_chain")] == Approx(lg(1)));
+  CHECK(f[at("loops")] == Approx(lg(3)));  // backward branches (jne, jb, jmp .LBB0_2), as before
+  CHECK(hot_loop_flops_per_cycle(f) == Approx(64.0 / 4).epsilon(1e-4));  // the chain: 4 cycles an update
+
+  // Every function symbol is an entry: the second function's loop (two FMAs, 64 FLOPs) is reached from its
+  // own symbol, not from the first function (which returns), and is the hot one.
+  const char* two = R"(	.text
+f:
+	xorl	%eax, %eax
+.LBB0_1:
+	vaddps	%zmm1, %zmm2, %zmm2
+	vaddps	%zmm1, %zmm3, %zmm3
+	incq	%rax
+	cmpq	$8, %rax
+	jne	.LBB0_1
+	retq
+g:
+	xorl	%eax, %eax
+.LBB1_1:
+	vfmadd231ps	%zmm1, %zmm2, %zmm3
+	vfmadd231ps	%zmm1, %zmm2, %zmm4
+	incq	%rax
+	cmpq	$8, %rax
+	jne	.LBB1_1
+	retq
+)";
+  auto g = code_features_from_assembly(two);
+  CHECK(g[at("hot_flops")] == Approx(lg(64)));
+  CHECK(g[at("hot_instructions")] == Approx(lg(5)));
+  CHECK(g[at("hot_vector_arith")] == Approx(lg(0)));
+  CHECK(g[at("hot_fma")] == Approx(lg(2)));
+
+  // Depth: an epilogue loop (8 vector adds and maxes, 128 FLOPs) one loop deep against an FMA loop (64
+  // FLOPs) two deep, which runs 4x as often by the depth weight (64 x 16 > 128 x 4): the FMA loop is hot.
+  const std::string nest = R"(	.text
+k:
+	xorl	%eax, %eax
+.LBB0_1:
+	xorl	%ecx, %ecx
+.LBB0_2:
+	xorl	%edx, %edx
+.LBB0_3:
+	vfmadd231ps	%zmm1, %zmm2, %zmm3
+	vfmadd231ps	%zmm1, %zmm2, %zmm4
+	incq	%rdx
+	cmpq	$16, %rdx
+	jne	.LBB0_3
+	incq	%rcx
+	cmpq	$3, %rcx
+	jne	.LBB0_2
+	xorl	%edx, %edx
+.LBB0_4:
+)" + kEpilogue + R"(	incq	%rdx
+	cmpq	$2, %rdx
+	jne	.LBB0_4
+	incq	%rax
+	cmpq	$8, %rax
+	jne	.LBB0_1
+	retq
+)";
+  auto d = code_features_from_assembly(nest);
+  CHECK(d[at("hot_fma")] == Approx(lg(2)));
+  CHECK(d[at("hot_flops")] == Approx(lg(64)));
+  CHECK(d[at("hot_vector_arith")] == Approx(lg(0)));
+  // The same epilogue with 24 adds and maxes (384 FLOPs, 384 x 4 > 64 x 16) is the hot loop.
+  std::string heavy = nest;
+  heavy.insert(heavy.find("\tincq\t%rdx\n\tcmpq\t$2"), kEpilogue + kEpilogue);
+  auto e = code_features_from_assembly(heavy);
+  CHECK(e[at("hot_fma")] == Approx(lg(0)));
+  CHECK(e[at("hot_vector_arith")] == Approx(lg(24)));
+
+  // Code unreachable from any entry is no loop; a loop without a function symbol (text that starts with
+  // instructions) is entered at the first instruction.
+  const char* bare = "\txorl\t%eax, %eax\n.LBB0_1:\n\tvfmadd231ps\t%zmm1, %zmm2, %zmm3\n\tincq\t%rax\n\tjne\t.LBB0_1\n\tretq\n"
+                     ".LBB0_9:\n\tvaddps\t%zmm1, %zmm2, %zmm2\n\tvaddps\t%zmm1, %zmm2, %zmm2\n\tjmp\t.LBB0_9\n";
+  auto b = code_features_from_assembly(bare);
+  CHECK(b[at("hot_fma")] == Approx(lg(1)));
+  CHECK(b[at("hot_flops")] == Approx(lg(32)));
 }
 
 TEST_CASE("code features: the longest accumulator chain bounds the roofline", "[costmodel][code]") {

@@ -2,8 +2,9 @@
 // nest's features (features.h) say which loops are unrolled and vectorized; only the machine code says
 // whether the accumulator tile stayed in registers, how many loads and spills feed each FMA and how wide
 // the FMAs came out, which is what orders the good schedules of a workload (docs/costmodel.md).
-// One row per program, read from the assembly text of its hot loop: the innermost loop (a backward
-// branch with no other inside it) with the most floating-point operations per iteration.
+// One row per program, read from the assembly text of its hot loop: the innermost natural loop (of the
+// control-flow graph's dominators: one that holds no other loop's header) with the most floating-point
+// operations per iteration.
 // Costs one compile (lower + LLVM O3 + instruction selection, ~70 ms for a 512^3 matmul), so the models
 // use it to re-rank a shortlist (the search's refine stage), not to screen thousands of candidates.
 #pragma once
@@ -17,13 +18,17 @@
 namespace tessel::costmodel {
 
 /** Version of the layout below; models trained with code features record it. */
-constexpr int kCodeFeatureVersion = 2;  // 2: hot_chain
+constexpr int kCodeFeatureVersion = 3;  // 2: hot_chain; 3: the hot loop is a natural loop (same layout)
 /** Floats per program. */
 constexpr int kCodeFeatureLength = 17;
 /** The length of an earlier version's layout: each version appends to the one before (version 1: the
  *  first 16), so a model trained on an earlier version reads the first that many features of this one.
- *  0 for a version this tessel does not know. */
-constexpr int code_feature_length_of(int version) { return version == 1 ? 16 : version == 2 ? 17 : 0; }
+ *  Version 3 keeps version 2's layout: it finds the hot loop as a natural loop of the control-flow graph
+ *  instead of an address interval (the same quantities, read from the right loop where LLVM lays a loop's
+ *  blocks out of order). 0 for a version this tessel does not know. */
+constexpr int code_feature_length_of(int version) {
+  return version == 1 ? 16 : version == 2 || version == 3 ? 17 : 0;
+}
 
 /** One name per code feature (e.g. "hot_fma"); size kCodeFeatureLength. */
 const std::vector<std::string>& code_feature_names();
