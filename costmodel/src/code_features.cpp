@@ -144,7 +144,6 @@ void parse(const std::string& text, std::vector<Instruction>* ins, std::map<std:
   }
 }
 
-
 // A loop nested one level deeper is taken to run this many times as often (the trip counts are not in the
 // text): a padded convolution's bias-and-relu epilogue, unrolled over the tile (64 vector adds and maxes
 // an iteration), has more FLOPs per iteration than its FMA loop (14 FMAs) one level further in, which runs
@@ -158,9 +157,8 @@ struct InnerLoop {
 };
 
 /** The innermost natural loops of the text. */
-std::vector<InnerLoop> innermost_loops(const std::vector<Instruction>& ins,
-                                                 const std::map<std::string, size_t>& labels,
-                                                 const std::vector<size_t>& functions) {
+std::vector<InnerLoop> innermost_loops(const std::vector<Instruction>& ins, const std::map<std::string, size_t>& labels,
+                                       const std::vector<size_t>& functions) {
   size_t n = ins.size();
   if (n == 0) return {};
   // Basic blocks: leaders at labels, function starts and after every jump or return.
@@ -206,7 +204,7 @@ std::vector<InnerLoop> innermost_loops(const std::vector<Instruction>& ins,
   stack.push_back({root, 0});
   state[root] = 1;
   while (!stack.empty()) {
-    auto& [b, k] = stack.back();
+    auto& [b, k] = stack.back();  // not used after the push below (it may move the stack)
     if (k < children(b).size()) {
       size_t c = children(b)[k++];
       if (!state[c]) state[c] = 1, stack.push_back({c, 0});
