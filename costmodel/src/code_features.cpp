@@ -64,6 +64,8 @@ struct Instruction {
 
 bool starts_with(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
 
+bool is_jump(const std::string& mnemonic) { return !mnemonic.empty() && mnemonic[0] == 'j'; }
+
 /** Lanes of a float instruction: its widest register's bytes over the element size (suffix ps/pd/ph), 1
  *  for scalar (ss/sd/sh). */
 int lanes_of(const Instruction& in) {
@@ -162,7 +164,6 @@ std::vector<InnerLoop> innermost_loops(const std::vector<Instruction>& ins, cons
   size_t n = ins.size();
   if (n == 0) return {};
   // Basic blocks: leaders at labels, function starts and after every jump or return.
-  auto is_jump = [&](size_t i) { return !ins[i].mnemonic.empty() && ins[i].mnemonic[0] == 'j'; };
   auto is_end = [&](size_t i) {
     const std::string& m = ins[i].mnemonic;
     return starts_with(m, "ret") || m == "ud2" || m == "jmp" || m == "jmpq";
@@ -174,7 +175,7 @@ std::vector<InnerLoop> innermost_loops(const std::vector<Instruction>& ins, cons
   for (size_t fn : functions) leader[fn] = entry[fn] = true;
   for (auto& [name, at] : labels) leader[at] = true;
   for (size_t i = 0; i < n; ++i)
-    if (is_jump(i) || is_end(i)) leader[i + 1] = true;
+    if (is_jump(ins[i].mnemonic) || is_end(i)) leader[i + 1] = true;
   std::vector<size_t> first;  // block b: instructions [first[b], first[b + 1])
   std::vector<size_t> block_of(n + 1);
   for (size_t i = 0; i <= n; ++i) {
@@ -186,7 +187,7 @@ std::vector<InnerLoop> innermost_loops(const std::vector<Instruction>& ins, cons
   for (size_t b = 0; b < nb; ++b) {
     size_t last = first[b + 1] - 1;
     auto add = [&](size_t to) { succ[b].push_back(to), pred[to].push_back(b); };
-    if (is_jump(last)) {
+    if (is_jump(ins[last].mnemonic)) {
       auto it = labels.find(ins[last].operands);
       if (it != labels.end() && it->second < n) add(block_of[it->second]);
     }
@@ -289,7 +290,7 @@ std::vector<float> code_features_from_assembly(const std::string& assembly) {
   std::vector<double> f(kCodeFeatureLength, 0.0);
   f[kInstructions] = double(ins.size());
   for (size_t i = 0; i < ins.size(); ++i) {  // backward branches, as before natural loops were found
-    if (ins[i].mnemonic.empty() || ins[i].mnemonic[0] != 'j') continue;
+    if (!is_jump(ins[i].mnemonic)) continue;
     auto it = labels.find(ins[i].operands);
     f[kLoops] += it != labels.end() && it->second <= i;
   }

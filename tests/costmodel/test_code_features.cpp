@@ -244,10 +244,12 @@ k:
   CHECK(e[at("hot_fma")] == Approx(lg(0)));
   CHECK(e[at("hot_vector_arith")] == Approx(lg(24)));
 
-  // Code unreachable from any entry is no loop; a loop without a function symbol (text that starts with
-  // instructions) is entered at the first instruction.
+  // Code unreachable from any entry is no loop (the unreachable one, 4 adds and 64 FLOPs, would be the
+  // hot one); a loop without a function symbol (text that starts with instructions) is entered at the
+  // first instruction.
   const char* bare = "\txorl\t%eax, %eax\n.LBB0_1:\n\tvfmadd231ps\t%zmm1, %zmm2, %zmm3\n\tincq\t%rax\n\tjne\t.LBB0_1\n\tretq\n"
-                     ".LBB0_9:\n\tvaddps\t%zmm1, %zmm2, %zmm2\n\tvaddps\t%zmm1, %zmm2, %zmm2\n\tjmp\t.LBB0_9\n";
+                     ".LBB0_9:\n\tvaddps\t%zmm1, %zmm2, %zmm2\n\tvaddps\t%zmm1, %zmm2, %zmm2\n"
+                     "\tvaddps\t%zmm1, %zmm2, %zmm2\n\tvaddps\t%zmm1, %zmm2, %zmm2\n\tjmp\t.LBB0_9\n";
   auto b = code_features_from_assembly(bare);
   CHECK(b[at("hot_fma")] == Approx(lg(1)));
   CHECK(b[at("hot_flops")] == Approx(lg(32)));
