@@ -354,9 +354,14 @@ std::vector<float> code_features_from_assembly(const std::string& assembly) {
   return out;
 }
 
+namespace {
+/** Feature k of a code feature vector as the count it was made from (log2(1 + x) undone). */
+double count_of(const std::vector<float>& code, int k) { return std::exp2(double(code[size_t(k)])) - 1.0; }
+}  // namespace
+
 double hot_loop_flops_per_cycle(const std::vector<float>& code) {
   if (code.size() != size_t(kCodeFeatureLength)) return 0;
-  auto count = [&](int k) { return std::exp2(double(code[k])) - 1.0; };  // undo log2(1 + x)
+  auto count = [&](int k) { return count_of(code, k); };
   double flops = count(kHotFlops);
   if (flops <= 0) return 0;
   double arith = count(kHotFma) + count(kHotVectorArith);
@@ -364,6 +369,17 @@ double hot_loop_flops_per_cycle(const std::vector<float>& code) {
                             count(kHotStores) / 1.0, 4.0 * count(kHotChain), 1.0}) +
                   4.0 * count(kHotGathers);
   return flops / cycles;
+}
+
+double hot_loop_latency_slack(const std::vector<float>& code) {
+  if (code.size() != size_t(kCodeFeatureLength)) return 0;
+  double chain = count_of(code, kHotChain), arith = count_of(code, kHotFma) + count_of(code, kHotVectorArith);
+  if (chain <= 0 || arith <= 0) return 0;
+  return std::clamp(std::log2((arith / 2.0) / (4.0 * chain)), -2.0, 2.0);
+}
+
+double hot_loop_flops_per_load(const std::vector<float>& code) {
+  return code.size() == size_t(kCodeFeatureLength) ? double(code[kFlopsPerLoad]) : 0.0;
 }
 
 bool code_features_supported(const codegen::Target& target) {

@@ -49,7 +49,8 @@ echo "$out" | python3 -c "import json,sys; j=json.load(sys.stdin); assert len(j[
   fail "cv JSON: $out"
 
 # features: one row per candidate with the loop-nest and code features; the analytic model's score is a
-# function of three of its columns, so it is recomputed from the CSV and compared with eval's.
+# function of its columns (the roofline, the L2 traffic, and the hot loop's FMA, arithmetic, chain and
+# FLOPs-per-load features), so it is recomputed from the CSV and compared with eval's.
 "$tessel" costmodel features --db "$b" -o "$dir/features.csv" > "$dir/features.log" 2>&1 ||
   { cat "$dir/features.log"; fail "features"; }
 "$tessel" costmodel eval --model analytic --db "$b" --scores "$dir/analytic.csv" > /dev/null 2>&1 || fail "eval analytic"
@@ -67,8 +68,14 @@ for r in rows:
     assert float(r["nest.float_mul"]) + float(r["nest.float_mad"]) > 0, r["trace_hash"]
 assert len({r["traffic_l1_per_flop"] for r in rows}) > 1, "every candidate has the same L1 traffic"
 scores = {r["trace_hash"]: float(r["score"]) for r in csv.DictReader(open(sys.argv[2]))}
+count = lambda r, k: 2 ** float(r["code." + k]) - 1  # the code features are log2(1 + x)
+def slack(r):  # log2 of the FMA pipes' cycles over the longest chain's latency, in [-2, 2]
+    chain, arith = count(r, "hot_chain"), count(r, "hot_fma") + count(r, "hot_vector_arith")
+    return 0 if chain <= 0 or arith <= 0 else min(2, max(-2, math.log2(arith / 2 / (4 * chain))))
+assert len({slack(r) for r in rows}) > 1, "every candidate has the same latency slack"
 for r in rows:
-    mine = math.log2(float(r["hot_loop_flops_per_cycle"]) + 1 / 64) - 0.1 * float(r["traffic_l2_per_flop"])
+    mine = (math.log2(float(r["hot_loop_flops_per_cycle"]) + 1 / 64) - 0.1 * float(r["traffic_l2_per_flop"]) +
+            0.1 * slack(r) + 0.1 * float(r["code.flops_per_load"]))
     assert abs(mine - scores[r["trace_hash"]]) < 1e-3 * max(1, abs(mine)), (r["trace_hash"], mine, scores[r["trace_hash"]])
 PY
 out="$("$tessel" costmodel features --db "$b" 2>&1)" && fail "features without -o"

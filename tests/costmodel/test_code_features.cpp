@@ -453,6 +453,40 @@ TEST_CASE("the hot loop's roofline (hot_loop_flops_per_cycle) on hand-written as
   CHECK(hot_loop_flops_per_cycle({1.0f, 2.0f}) == 0);
 }
 
+// A register-tile loop: `accumulators` zmm registers, each updated by `updates` FMAs an iteration, fed by
+// a broadcast of A and a load of B (folded into the FMA) for each FMA.
+namespace {
+std::string tile_loop(int accumulators, int updates) {
+  std::string body;
+  for (int u = 0; u < updates; ++u)
+    for (int a = 0; a < accumulators; ++a)
+      body += "\tvbroadcastss\t" + std::to_string(4 * a) + "(%rdi), %zmm30\n\tvfmadd231ps\t(%rsi), %zmm30, %zmm" +
+              std::to_string(a) + "\n";
+  return "\t.text\n\t.globl\tk\nk:\n.LBB0_1:\n" + body + "\taddq\t$64, %rsi\n\tcmpq\t%rdx, %rsi\n\tjb\t.LBB0_1\n\tretq\n";
+}
+}  // namespace
+
+TEST_CASE("the hot loop's latency slack and FLOPs per load on hand-written assembly", "[costmodel][code]") {
+  // 8 single-update accumulators on 2 FMA pipes: 4 cycles of FMAs, one chain of 4 cycles: no slack.
+  CHECK(hot_loop_latency_slack(code_features_from_assembly(tile_loop(8, 1))) == Approx(0).margin(1e-4));
+  // 16: twice what hides the latency; 4: half (the roofline already counts the latency bound).
+  CHECK(hot_loop_latency_slack(code_features_from_assembly(tile_loop(16, 1))) == Approx(1).epsilon(1e-4));
+  CHECK(hot_loop_latency_slack(code_features_from_assembly(tile_loop(4, 1))) == Approx(-1).epsilon(1e-4));
+  // The same 16 FMAs on 8 registers updated twice each: a chain of 8 cycles, no slack.
+  CHECK(hot_loop_latency_slack(code_features_from_assembly(tile_loop(8, 2))) == Approx(0).margin(1e-4));
+  // Clamped to [-2, 2]: 28 accumulators (log2 3.5) is inside, 1 accumulator (log2 1/8) is not.
+  CHECK(hot_loop_latency_slack(code_features_from_assembly(tile_loop(28, 1))) == Approx(std::log2(3.5)).epsilon(1e-4));
+  CHECK(hot_loop_latency_slack(code_features_from_assembly(tile_loop(1, 1))) == Approx(-2).epsilon(1e-4));
+  // kAsm's hot loop: 3 FMAs, zmm3 and zmm4 carried once (log2 of 1.5 cycles over 4); no loop: 0.
+  CHECK(hot_loop_latency_slack(code_features_from_assembly(kAsm)) == Approx(std::log2(1.5 / 4)).epsilon(1e-4));
+  CHECK(hot_loop_latency_slack(code_features_from_assembly("")) == 0);
+  CHECK(hot_loop_latency_slack({1.0f, 2.0f}) == 0);
+  // FLOPs per load: each FMA (32 FLOPs) comes with a broadcast and a folded load, 16 per load; kAsm: 96 / 3.
+  CHECK(hot_loop_flops_per_load(code_features_from_assembly(tile_loop(8, 1))) == Approx(std::log2(1 + 16.0)).epsilon(1e-4));
+  CHECK(hot_loop_flops_per_load(code_features_from_assembly(kAsm)) == Approx(std::log2(1 + 32.0)).epsilon(1e-4));
+  CHECK(hot_loop_flops_per_load({1.0f, 2.0f}) == 0);
+}
+
 TEST_CASE("the analytic model: scores compiled code with no data, learns nothing, is a cold model's prior",
           "[costmodel][code]") {
   auto host = codegen::Target::host();
@@ -469,11 +503,14 @@ TEST_CASE("the analytic model: scores compiled code with no data, learns nothing
   std::vector<Candidate> pair = {{w.get(), &naive_trace}, {w.get(), &tiled_trace}};
   auto s = m->predict(pair);
   CHECK(s[1] > s[0]);  // the register tile's FMAs per cycle
-  // Its score is the log2 of the roofline estimate, less 0.1 x the bytes per FLOP moved into a 1 MiB cache.
-  double roofline = std::log2(hot_loop_flops_per_cycle(code_features(mm64(), tiled_trace, host)) + 1.0 / 64);
+  // Its score is the log2 of the roofline estimate, less 0.1 x the bytes per FLOP moved into a 1 MiB cache,
+  // plus 0.1 x the hot loop's latency slack and 0.1 x its log2(1 + FLOPs per load).
+  auto code = code_features(mm64(), tiled_trace, host);
+  double roofline = std::log2(hot_loop_flops_per_cycle(code) + 1.0 / 64);
   double l2 = cache_traffic_per_flop(extract_features(mm64(), tiled_trace), 1);
   CHECK(l2 > 0);
-  CHECK(s[1] == Approx(roofline - 0.1 * l2));
+  CHECK(hot_loop_flops_per_load(code) > 0);
+  CHECK(s[1] == Approx(roofline - 0.1 * l2 + 0.1 * hot_loop_latency_slack(code) + 0.1 * hot_loop_flops_per_load(code)));
   // Kernels whose hot loops tie on the roofline are ordered by that traffic: less first.
   ProgramFeatures streams, stays;
   streams.code = stays.code = code_features(mm64(), tiled_trace, host);

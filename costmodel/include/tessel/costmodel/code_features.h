@@ -45,6 +45,19 @@ std::vector<float> code_features_from_assembly(const std::string& assembly);
  *  0 for code without a floating-point loop. */
 double hot_loop_flops_per_cycle(const std::vector<float>& code_features);
 
+/** How far the hot loop's independent accumulator chains go beyond hiding the FMA latency: log2 of the
+ *  cycles its arithmetic needs on the 2 FMA pipes over the latency of its longest accumulator chain (4 cycles
+ *  an update), clamped to [-2, 2]. 0: exactly enough independent accumulators (8 single-update chains for 8
+ *  FMAs); 1: twice as many (16), so a load or a broadcast that comes late stalls no pipe. The roofline counts
+ *  both as full speed; on Zen 5, of 490 random 512^3 matmul schedules at the roofline's top, those with 0
+ *  measured a median of 150 GFLOP/s and none within 95% of the best, those with 1 a median of 199 and 23 of
+ *  the 24 within it (docs/costmodel.md, "Latency slack"). 0 without a carried chain. */
+double hot_loop_latency_slack(const std::vector<float>& code_features);
+
+/** log2(1 + FLOPs per load) of the hot loop (the flops_per_load feature): how much arithmetic each load of a
+ *  register tile feeds. 0 for code without a floating-point loop. */
+double hot_loop_flops_per_load(const std::vector<float>& code_features);
+
 /** True when code features can be read for target (x86-64 CPUs). */
 bool code_features_supported(const codegen::Target& target);
 
