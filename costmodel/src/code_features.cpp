@@ -355,27 +355,36 @@ std::vector<float> code_features_from_assembly(const std::string& assembly) {
 }
 
 namespace {
+// The generic x86-64 core of the roofline and the latency slack: 2 FMA (or vector) pipes, an update of an
+// accumulator waits ~4 cycles for the one before.
+constexpr double kFmaPipes = 2.0;
+constexpr double kFmaLatency = 4.0;
+
 /** Feature k of a code feature vector as the count it was made from (log2(1 + x) undone). */
 double count_of(const std::vector<float>& code, int k) { return std::exp2(double(code[size_t(k)])) - 1.0; }
+/** Cycles an iteration of the hot loop's arithmetic needs on the FMA pipes. */
+double arith_cycles(const std::vector<float>& code) {
+  return (count_of(code, kHotFma) + count_of(code, kHotVectorArith)) / kFmaPipes;
+}
+/** Cycles an iteration of the hot loop's longest accumulator chain takes. */
+double chain_cycles(const std::vector<float>& code) { return kFmaLatency * count_of(code, kHotChain); }
 }  // namespace
 
 double hot_loop_flops_per_cycle(const std::vector<float>& code) {
   if (code.size() != size_t(kCodeFeatureLength)) return 0;
-  auto count = [&](int k) { return count_of(code, k); };
-  double flops = count(kHotFlops);
+  double flops = count_of(code, kHotFlops);
   if (flops <= 0) return 0;
-  double arith = count(kHotFma) + count(kHotVectorArith);
-  double cycles = std::max({count(kHotInstructions) / 4.0, arith / 2.0, count(kHotLoads) / 2.0,
-                            count(kHotStores) / 1.0, 4.0 * count(kHotChain), 1.0}) +
-                  4.0 * count(kHotGathers);
+  double cycles = std::max({count_of(code, kHotInstructions) / 4.0, arith_cycles(code), count_of(code, kHotLoads) / 2.0,
+                            count_of(code, kHotStores) / 1.0, chain_cycles(code), 1.0}) +
+                  4.0 * count_of(code, kHotGathers);
   return flops / cycles;
 }
 
 double hot_loop_latency_slack(const std::vector<float>& code) {
   if (code.size() != size_t(kCodeFeatureLength)) return 0;
-  double chain = count_of(code, kHotChain), arith = count_of(code, kHotFma) + count_of(code, kHotVectorArith);
+  double arith = arith_cycles(code), chain = chain_cycles(code);
   if (chain <= 0 || arith <= 0) return 0;
-  return std::clamp(std::log2((arith / 2.0) / (4.0 * chain)), -2.0, 2.0);
+  return std::clamp(std::log2(arith / chain), -2.0, 2.0);
 }
 
 double hot_loop_flops_per_load(const std::vector<float>& code) {

@@ -521,6 +521,14 @@ TEST_CASE("the analytic model: scores compiled code with no data, learns nothing
   CHECK(tie[1] > tie[0]);
   CHECK(tie[1] - tie[0] == Approx(0.1 * 3 * std::exp2(double(v)) / 1024));
   CHECK(tie[1] == Approx(s[1]));
+  // And by their latency slack: 8 and 16 single-update accumulators fed by a broadcast and a load each both
+  // run at the load ports' 32 FLOPs a cycle and feed 16 FLOPs a load; 16 have a slack of 1, 8 of 0: 0.1 more.
+  ProgramFeatures eight = stays, sixteen = stays;
+  eight.code = code_features_from_assembly(tile_loop(8, 1));
+  sixteen.code = code_features_from_assembly(tile_loop(16, 1));
+  REQUIRE(hot_loop_flops_per_cycle(eight.code) == Approx(hot_loop_flops_per_cycle(sixteen.code)));
+  auto slack = m->predict_features({&eight, &sixteen});
+  CHECK(slack[1] - slack[0] == Approx(0.1).epsilon(1e-4));
   // Measurements change nothing, and there is nothing to save.
   m->update(pair, {5e9, 1e9});
   CHECK(m->num_samples() == 0);

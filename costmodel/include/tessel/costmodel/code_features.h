@@ -49,7 +49,7 @@ double hot_loop_flops_per_cycle(const std::vector<float>& code_features);
  *  cycles its arithmetic needs on the 2 FMA pipes over the latency of its longest accumulator chain (4 cycles
  *  an update), clamped to [-2, 2]. 0: exactly enough independent accumulators (8 single-update chains for 8
  *  FMAs); 1: twice as many (16), so a load or a broadcast that comes late stalls no pipe. The roofline counts
- *  both as full speed; on Zen 5, of 490 random 512^3 matmul schedules at the roofline's top, those with 0
+ *  both as full speed; on Zen 5, of 491 random 512^3 matmul schedules at the roofline's top, those with 0
  *  measured a median of 150 GFLOP/s and none within 95% of the best, those with 1 a median of 199 and 23 of
  *  the 24 within it (docs/costmodel.md, "Latency slack"). 0 without a carried chain. */
 double hot_loop_latency_slack(const std::vector<float>& code_features);
