@@ -8,7 +8,10 @@
 //               starting from the analytic model (the hot loop's roofline; no data)
 //   pretrained  evolutionary search starting from the shipped pretrained model (and fine-tuning it); its
 //               refine stage is the guided mode's cold one (tessel tune's default; --refine-model pretrained
-//               gives it the shipped code model, cpu-x86_64[-CPU].code.model)
+//               gives it the shipped code model, cpu-x86_64[-CPU].code.model); it also starts from the
+//               shipped best records of the models' training workloads (tessel tune --transfer-from
+//               pretrained: carried into the workload's space, the refine model's best 8 make the first
+//               batch, the rest join the population; --pretrained-records none turns that off)
 // Every candidate is measured once per workload: the runs share a measurement cache keyed by the trace,
 // so a schedule two runs both propose has one time (fewer measurements, and no noise between modes).
 // After the runs, the fastest --remeasure-top candidates of the workload are measured --remeasure-rounds
@@ -188,6 +191,7 @@ std::vector<std::string> heldout_workloads(const std::string& list) {
 
 struct Settings {
   std::string model, refine_model, guided_model, dir;
+  std::string pretrained_records = "pretrained";  // the pretrained mode's TuneOptions::transfer_from
   std::string measure_lock;  // LocalRunnerParams::measure_lock of every runner (with --parallel)
   nlohmann::json model_params;
   tuner::StrategyParams strategy_params;
@@ -298,6 +302,7 @@ nlohmann::json run_workload(const std::string& spec, const Settings& st) {
     if (mode == "guided") o.model_params = st.model_params;
     o.refine_model = mode == "random" ? "none" : st.refine_model;
     o.check_pretrained = st.check_pretrained;
+    o.transfer_from = {mode == "pretrained" ? st.pretrained_records : "none"};
     o.seed = run.seed;
     o.strategy_params = st.strategy_params;
     o.batch_size = st.batch;
@@ -496,7 +501,7 @@ std::vector<nlohmann::json> run_parallel(const std::vector<std::string>& specs, 
 
 int main(int argc, char** argv) {
   std::string csv, model;
-  std::string list = TESSEL_SOURCE_DIR "/costmodel/pretrained/workloads.txt", only;
+  std::string list = TESSEL_SOURCE_DIR "/costmodel/pretrained/workloads.txt", only, pretrained_records = "pretrained";
   int64_t trials = 160, random_trials = 0;
   int seeds = 3, extra_seeds = 0, batch = 8, parallel = 1, remeasure_top = 8, remeasure_rounds = 4;
   uint64_t first_seed = 101;
@@ -533,6 +538,9 @@ int main(int argc, char** argv) {
       "pretrained = the shipped code model, none = the cost model alone)")(
       "no-pretrained-check", po::bool_switch(&no_check),
       "the pretrained mode trusts its models throughout (tessel tune --no-pretrained-check)")(
+      "pretrained-records", po::value<std::string>(&pretrained_records),
+      "what the pretrained mode transfers from (tessel tune --transfer-from: pretrained = the shipped "
+      "records of the training workloads, none, or a database / JSON-lines file)")(
       "strategy-params", po::value<std::string>(&strategy_text),
       "evolutionary search parameters of the guided and pretrained modes, e.g. '{\"population\":512}'")(
       "workloads", po::value<std::string>(&list), "workload list (its 'heldout' lines are used)")(
@@ -615,6 +623,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   Settings st;
+  st.pretrained_records = pretrained_records;
   st.model = model, st.refine_model = refine_model, st.guided_model = guided_model;
   st.check_pretrained = !no_check;
   st.model_params = model_params, st.strategy_params = strategy_params;
@@ -691,8 +700,15 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     refine_used = e.what();
   }
-  std::printf("pretrained mode on %s: cost model %s, refine model %s\n", codegen::Target::host().cpu.c_str(),
-              model.c_str(), refine_used.empty() ? "none" : refine_used.c_str());
+  std::string records_used;
+  try {
+    records_used = tuner::resolve_transfer_source(st.pretrained_records, model, "host").path;
+  } catch (const std::exception& e) {
+    records_used = e.what();
+  }
+  std::printf("pretrained mode on %s: cost model %s, refine model %s, records %s\n",
+              codegen::Target::host().cpu.c_str(), model.c_str(), refine_used.empty() ? "none" : refine_used.c_str(),
+              records_used.empty() ? "none" : records_used.c_str());
   table.print();
   if (!table.write_csv(csv)) return 1;
   if (!csv.empty()) runs_table.write_csv(csv.substr(0, csv.size() - 4) + "-runs.csv");

@@ -32,7 +32,8 @@ const char* kUsage =
     "  tessel db show     --db PATH --id N [--json]          one record, with its trace\n"
     "  tessel db export   --db PATH -o FILE.jsonl            every record as JSON lines\n"
     "  tessel db import   --db PATH FILE.jsonl               add records (duplicates skipped)\n"
-    "  tessel db distill  --db PATH --k K [-o OUT.db]        keep the best K per workload and target\n"
+    "  tessel db distill  --db PATH --k K [-o OUT.db] [--distinct]\n"
+    "                     keep the best K per workload and target (--distinct: of K distinct schedules)\n"
     "  tessel db stats    --db PATH [--json]                 counts, by error kind\n"
     "  tessel db why      --db PATH (--workload SPEC | --te FILE | --key KEY) [--target T]\n"
     "                     explain the best-record lookup target by target\n\n"
@@ -42,7 +43,7 @@ struct Args {
   std::string action, db, spec, te, key, target = "host", output, input;
   int64_t id = 0, limit = 0;
   int k = 0;
-  bool json = false;
+  bool json = false, distinct = false;
 };
 
 std::string ms(double s) {
@@ -207,7 +208,8 @@ int run_db(const std::vector<std::string>& args) {
       "json", po::bool_switch(&a.json), "JSON output (best, show, stats)")(
       "id", po::value<int64_t>(&a.id), "record id (show)")("limit", po::value<int64_t>(&a.limit), "at most N rows (list)")(
       "k", po::value<int>(&a.k), "records kept per workload and target (distill)")(
-      "output,o", po::value<std::string>(&a.output), "output file (export, distill)");
+      "output,o", po::value<std::string>(&a.output), "output file (export, distill)")(
+      "distinct", po::bool_switch(&a.distinct), "distill: the best record of each of K distinct schedules");
   po::options_description hidden;
   hidden.add_options()("action", po::value<std::string>(&a.action))("input", po::value<std::string>(&a.input));
   po::options_description all;
@@ -253,8 +255,9 @@ int run_db(const std::vector<std::string>& args) {
   }
   // distill
   if (a.k < 1) throw po::error("tessel db distill: --k K (at least 1) is required");
-  int64_t kept = db->distill(a.k, a.output);
-  std::cout << "kept " << kept << " record(s) (best " << a.k << " per workload and target) "
+  int64_t kept = db->distill(a.k, a.output, a.distinct);
+  std::cout << "kept " << kept << " record(s) (best " << a.k << (a.distinct ? " distinct schedules" : "")
+            << " per workload and target) "
             << (a.output.empty() ? "in " + a.db : "in " + a.output) << "\n";
   return 0;
 }

@@ -89,6 +89,10 @@ int run_tune(const std::vector<std::string>& args) {
       "also learn from the database's records of other workloads, and measure first their best configurations")(
       "transfer-seeds", po::value<int>(&o.transfer_seeds)->default_value(4),
       "with --transfer: best configurations of each other workload measured first (0: learn only)")(
+      "transfer-from", po::value<std::vector<std::string>>(&o.transfer_from)->default_value({"auto"}, "auto"),
+      "also transfer, as --transfer does, from this tuning database or JSON-lines export (repeatable); "
+      "pretrained: the shipped best records of the workloads the shipped models were trained on (proposed "
+      "first, the model's best batch of them); auto: those with the shipped cost model; none")(
       "scheduler", po::value<std::string>(&o.scheduler)->default_value("gradient"), "gradient | round-robin")(
       "seed", po::value<uint64_t>(&o.seed)->default_value(1), "seed of every random choice")(
       "jobs,j", po::value<int>(&o.jobs)->default_value(0), "build threads (0 = all cores)")(

@@ -389,7 +389,7 @@ std::string find_pretrained(const std::string& cpu, const char* suffix, const ch
       if (usable(dir / file)) return (dir / file).string();
   std::string where;
   for (auto& t : tried) where += "\n  " + t;
-  TESSEL_CHECK(false) << "no pretrained cost model " << files.back() << " found; looked at:" << where << "\nset "
+  TESSEL_CHECK(false) << "no pretrained cost-model file " << files.back() << " found; looked at:" << where << "\nset "
                       << env_name << "=FILE or make one with scripts/train-costmodel";
   return {};
 }
@@ -401,6 +401,10 @@ std::string pretrained_model_path(const std::string& cpu) {
 
 std::string pretrained_code_model_path(const std::string& cpu) {
   return find_pretrained(cpu, ".code.model", "TESSEL_PRETRAINED_CODE_MODEL");
+}
+
+std::string pretrained_records_path(const std::string& cpu) {
+  return find_pretrained(cpu, ".records.jsonl", "TESSEL_PRETRAINED_RECORDS");
 }
 
 std::unique_ptr<LearnedModel> make_pretrained_model(const std::string& path, const ModelParams& params) {

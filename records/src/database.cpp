@@ -190,13 +190,17 @@ std::pair<int64_t, int64_t> Database::import_jsonl(const std::string& path) {
   return {added, total - added};
 }
 
-int64_t Database::distill(int k, const std::string& out_path) {
+int64_t Database::distill(int k, const std::string& out_path, bool distinct) {
   TESSEL_CHECK(k >= 1) << "distill: k must be at least 1, got " << k;
   std::vector<TuningRecord> keep;
   std::set<std::pair<std::string, std::string>> seen;
   for (auto& g : summarize("")) {
     if (g.error_kind != MeasureErrorKind::kNone || !seen.insert({g.workload_key, g.target}).second) continue;
-    for (auto& r : top_k(g.workload_key, g.target, k)) keep.push_back(std::move(r));
+    std::set<std::string> traces;
+    for (auto& r : top_k(g.workload_key, g.target, distinct ? int(std::min<int64_t>(g.count, 1 << 30)) : k)) {
+      if (distinct && (int(traces.size()) >= k || !traces.insert(r.trace_hash).second)) continue;
+      keep.push_back(std::move(r));
+    }
   }
   if (!out_path.empty()) {
     TESSEL_CHECK(out_path != path()) << "distill: the output must differ from the input (omit it to distill in place)";

@@ -42,6 +42,7 @@ check(RC 0 MATCH "imported 4 record.*0 already present" COMMAND "${TESSEL}" db i
 check(RC 0 MATCH "imported 0 record.*4 already present" COMMAND "${TESSEL}" db import --db "${WORK_DIR}/copy.db" "${WORK_DIR}/all.jsonl")
 check(RC 0 MATCH "kept 2 record" COMMAND "${TESSEL}" db distill --db "${WORK_DIR}/copy.db" --k 1 -o "${WORK_DIR}/small.db")
 check(RC 0 MATCH "records 2 \\(2 ok\\)" COMMAND "${TESSEL}" db stats --db "${WORK_DIR}/small.db")
+check(RC 0 MATCH "kept 2 record.*best 1 distinct schedules" COMMAND "${TESSEL}" db distill --db "${WORK_DIR}/copy.db" --k 1 --distinct -o "${WORK_DIR}/distinct.db")
 
 # compile
 check(RC 0 MATCH "mm \\(matmul\\): using record 1, median 0.01 ms.*wrote .*mm.o .*mm.so .*mm.h"

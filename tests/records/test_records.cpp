@@ -237,6 +237,23 @@ TEST_CASE("distill keeps the best k per workload and target", "[records]") {
   CHECK(top[0].median_s() == Approx(1e-3));
   CHECK(top[1].median_s() == Approx(2e-3));
   CHECK(db->stats().records == 10);  // the source is untouched
+  // The best schedule measured again (slower than its first time, faster than the second schedule): k
+  // records keep both measurements, k distinct schedules keep its best and the next schedule.
+  auto again = make_record(host, 6, {1.5e-3});
+  again.timestamp_us = 1;
+  db->add_record(again);
+  CHECK(db->distill(2, dir.file("same.db")) == 4);
+  auto same = open_database(dir.file("same.db"))->top_k(test::small_matmul().key, host, 5);
+  REQUIRE(same.size() == 2);
+  CHECK(same[0].trace_hash == same[1].trace_hash);
+  CHECK(db->distill(2, dir.file("distinct.db"), true) == 4);
+  auto distinct = open_database(dir.file("distinct.db"))->top_k(test::small_matmul().key, host, 5);
+  REQUIRE(distinct.size() == 2);
+  CHECK(distinct[0].median_s() == Approx(1e-3));
+  CHECK(distinct[1].median_s() == Approx(2e-3));
+  CHECK(distinct[0].trace_hash != distinct[1].trace_hash);
+  db->remove_records({db->top_k(test::small_matmul().key, host, 2)[1].id});  // the re-measurement again
+  CHECK(db->stats().records == 10);
   CHECK(db->distill(1) == 2);        // in place
   CHECK(db->stats().records == 2);
   CHECK(db->best(test::small_matmul().key, host)->median_s() == Approx(1e-3));

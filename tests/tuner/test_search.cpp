@@ -45,6 +45,7 @@ TuneOptions fake_options(const std::string& db, std::vector<TuneTask> tasks, int
   o.batch_size = 8;
   o.remeasure_top = 0;
   o.refine_model = "none";  // the loop's mechanics; the refine stage has its own tests (it compiles candidates)
+  o.transfer_from = {"none"};  // likewise the shipped records the default (pretrained) cost model brings
   o.make_builder = [](const std::string&, int) { return std::make_unique<FakeBuilder>(); };
   o.make_runner = [rp](const std::string&) { return std::make_unique<FakeRunner>(rp); };
   return o;
@@ -685,6 +686,19 @@ TEST_CASE("the default cost model: pretrained on x86-64 CPUs, a cold xgb elsewhe
   CHECK_THAT(resolve_refine_model("pretrained", "xgb", other), Catch::EndsWith("/cpu-x86_64.code.model"));
   CHECK_THAT(costmodel::pretrained_model_path("generic"), Catch::EndsWith("/cpu-x86_64.model"));
   CHECK(costmodel::load_cost_model(resolve_cost_model("auto", zen4))->name() == "xgb-rank");
+  // The shipped best records go with the shipped cost model: auto gives them to it alone (not learned from).
+  CHECK_THAT(resolve_transfer_source("auto", "auto", zen4).path, Catch::EndsWith("/cpu-x86_64-znver4.records.jsonl"));
+  CHECK_THAT(resolve_transfer_source("auto", "pretrained", other).path, Catch::EndsWith("/cpu-x86_64.records.jsonl"));
+  CHECK_FALSE(resolve_transfer_source("auto", "pretrained", other).learn);
+  CHECK(resolve_transfer_source("auto", "xgb", zen4).path.empty());
+  CHECK(resolve_transfer_source("none", "auto", zen4).path.empty());
+  CHECK_THAT(resolve_transfer_source("pretrained", "xgb", zen4).path, Catch::EndsWith("/cpu-x86_64-znver4.records.jsonl"));
+  CHECK_THROWS_WITH(resolve_transfer_source("/nonexistent/records.jsonl", "xgb", zen4),
+                    Catch::Contains("--transfer-from '/nonexistent/records.jsonl' is not a file"));
+  setenv("TESSEL_PRETRAINED_RECORDS", "/nonexistent/records.jsonl", 1);
+  CHECK_THROWS_WITH(resolve_transfer_source("pretrained", "xgb", zen4), Catch::Contains("is not a file"));
+  CHECK_THROWS_WITH(resolve_transfer_source("auto", "auto", zen4), Catch::Contains("is not a file"));
+  unsetenv("TESSEL_PRETRAINED_RECORDS");
   // A TESSEL_PRETRAINED_MODEL that is not a file is an error, not a silent cold start.
   setenv("TESSEL_PRETRAINED_MODEL", "/nonexistent/pretrained.model", 1);
   CHECK_THROWS_WITH(resolve_cost_model("auto", "llvm -mtriple=x86_64-pc-linux-gnu"), Catch::Contains("is not a file"));
@@ -761,6 +775,84 @@ TEST_CASE("transfer: tune measures other workloads' best configurations first", 
   o.transfer_seeds = 0;
   o.strategy_params.stall_batches = -1;
   CHECK_THROWS_WITH(tune(o), Catch::Contains("--stall-batches must be >= 0"));
+}
+
+TEST_CASE("transfer from a JSON-lines export: its best configurations first, the model's best batch of them",
+          "[tuner]") {
+  auto a = wl("matmul:M=32,N=32,K=32"), b = wl("matmul:M=64,N=32,K=48");
+  std::string src = temp_db("transfer_src");
+  tune(fake_options(src, {{a, 1, "a"}}, 40));
+  std::string jsonl = src + ".jsonl";
+  records::open_database(src)->export_jsonl(jsonl);
+  // a's six fastest distinct schedules, mapped into b's space, fastest (by the fake runner) first.
+  auto ra = records::open_database(src)->records({a->key, "", true, true, 0});
+  auto sa = make_rule_space(a), sb = make_rule_space(b);
+  std::vector<std::pair<double, std::string>> mapped;  // (OracleModel's time, trace hash), in a's order
+  std::set<KnobValues> distinct;
+  for (auto& r : ra) {
+    auto k = r.build_settings["knobs"].get<KnobValues>();
+    if (!distinct.insert(k).second || distinct.size() > 6) continue;
+    std::vector<schedule::Step> trace;
+    REQUIRE(sb->make_trace(map_knobs(*sa, k, *sb), &trace).is_ok());
+    mapped.push_back({FakeRunner::hash_time({nullptr, trace}), records::trace_hash(schedule::trace_to_json(trace))});
+  }
+  REQUIRE(mapped.size() == 6);
+  std::set<std::string> source_first2 = {mapped[0].second, mapped[1].second};
+  std::sort(mapped.begin(), mapped.end());
+  std::set<std::string> all6, best2 = {mapped[0].second, mapped[1].second};
+  for (auto& m : mapped) all6.insert(m.second);
+  REQUIRE(all6.size() == 6);
+  REQUIRE(best2 != source_first2);  // else the oracle's order below shows nothing
+  std::string db = temp_db("transfer_from");
+  // Six suggested for a batch of 4: the first half batch is two of them, the search's own fill it.
+  auto o = fake_options(db, {{b, 1, "b"}}, 4);
+  o.batch_size = 4;
+  o.cost_model = "xgb";  // untrained: the suggestions keep their order (fastest source record first)
+  o.transfer_from = {jsonl};
+  o.transfer_seeds = 6;
+  tune(o);
+  std::vector<std::string> got;
+  for (auto& r : records::open_database(db)->records({b->key, "", false, false, 0})) got.push_back(r.trace_hash);
+  REQUIRE(got.size() == 4);
+  CHECK(std::set<std::string>(got.begin(), got.begin() + 2) == source_first2);
+  CHECK(std::count_if(got.begin(), got.end(), [&](auto& h) { return all6.count(h) > 0; }) == 2);
+  // A trained model orders the six: the first batch is its best two (an oracle of the fake runner's times).
+  OracleModel oracle;
+  StrategyParams sp;
+  auto strategy = make_search_strategy("evolutionary", *sb, &oracle, sp);
+  std::vector<KnobValues> six;
+  distinct.clear();
+  for (auto& r : ra) {
+    auto k = r.build_settings["knobs"].get<KnobValues>();
+    if (distinct.insert(k).second && six.size() < 6) six.push_back(map_knobs(*sa, k, *sb));
+  }
+  strategy->suggest(six);
+  auto first = strategy->propose(4);
+  REQUIRE(first.size() == 4);
+  CHECK(std::set<std::string>{first[0].trace_hash, first[1].trace_hash} == best2);
+  std::set<std::string> first_hashes;
+  for (auto& c : first) first_hashes.insert(c.trace_hash);
+  CHECK(first_hashes.size() == 4);
+  // The other four are not forced into the next batch (the oracle's best of a population they joined),
+  // and nothing is proposed twice.
+  auto next = strategy->propose(8);
+  for (auto& c : next) CHECK_FALSE(first_hashes.count(c.trace_hash));
+  // Three suggested for a batch of 4 fit: all are measured, with one of the search's own.
+  auto again = make_search_strategy("evolutionary", *sb, &oracle, sp);
+  again->suggest({six[3], six[4], six[5]});
+  auto fit = again->propose(4);
+  REQUIRE(fit.size() == 4);
+  std::set<std::string> last3;
+  for (size_t i = 3; i < 6; ++i) {
+    std::vector<schedule::Step> trace;
+    REQUIRE(sb->make_trace(six[i], &trace).is_ok());
+    last3.insert(records::trace_hash(schedule::trace_to_json(trace)));
+  }
+  CHECK(std::set<std::string>{fit[0].trace_hash, fit[1].trace_hash, fit[2].trace_hash} == last3);
+  // A source that is no database: refused before anything runs.
+  std::ofstream(db + ".bad.db") << "not sqlite";
+  o.transfer_from = {db + ".bad.db"};
+  CHECK_THROWS(tune(o));
 }
 
 TEST_CASE("rule seeds: a cuda tuning run measures the GPU rules' hand-written GEMM kernels first", "[tuner]") {

@@ -14,8 +14,7 @@ class AnnealingSearch : public StrategyBase {
   using StrategyBase::StrategyBase;
   std::vector<Candidate> propose(int n) override {
     std::set<std::string> taken;
-    if (auto first = take_suggested(n, &taken); !first.empty()) return first;  // a batch of their own
-    std::vector<Candidate> out;
+    std::vector<Candidate> out = take_suggested(n, &taken);  // the rest of the batch is the search's own
     if (model_ && model_->trained()) {
       std::vector<Candidate> chains;
       for (auto& m : history_)

@@ -22,7 +22,18 @@ class EvolutionarySearch : public StrategyBase {
 
   std::vector<Candidate> propose(int n) override {
     std::set<std::string> taken;
-    if (auto first = take_suggested(n, &taken); !first.empty()) return first;  // a batch of their own
+    std::vector<Candidate> out = take_suggested(n, &taken);  // the rest of the batch is the search's own
+    std::vector<Candidate> own = propose_own(n - int(out.size()), &taken);
+    out.insert(out.end(), own.begin(), own.end());
+    return out;
+  }
+  bool exhausted() const override { return sample_failures_ && double(seen_.size()) >= space_.size(); }
+  std::string name() const override { return "evolutionary"; }
+
+ private:
+  /** n candidates of the search's own choice, none in taken (added to it). */
+  std::vector<Candidate> propose_own(int n, std::set<std::string>* taken_out) {
+    std::set<std::string>& taken = *taken_out;
     int n_random = std::max(0, int(n * p_.epsilon + 0.5));
     bool screening = model_ && model_->trained();
     bool refining = refine_ && refine_->trained() && p_.refine_shortlist > 1;
@@ -67,10 +78,6 @@ class EvolutionarySearch : public StrategyBase {
     out.insert(out.end(), rnd.begin(), rnd.end());
     return out;
   }
-  bool exhausted() const override { return sample_failures_ && double(seen_.size()) >= space_.size(); }
-  std::string name() const override { return "evolutionary"; }
-
- private:
   /** The k best of c by model m's scores (stable: ties keep the first model's order). */
   std::vector<Candidate> best_by(costmodel::CostModel& m, std::vector<Candidate> c, size_t k) const {
     std::vector<costmodel::Candidate> mc;
@@ -102,10 +109,12 @@ class EvolutionarySearch : public StrategyBase {
     if (best.size() > k) best.resize(k);
     return best;
   }
-  /** The best measured (half a population at most), then random samples (valid; measured or not). */
+  /** The best measured (half a population at most), the suggested points that were not measured first
+   *  (a quarter at most), then random samples (valid; measured or not). */
   std::vector<Candidate> initial_population() {
     std::vector<Candidate> pop;
     for (auto* m : best_measured(size_t(std::max(0, p_.population / 2)))) pop.push_back(m->c);
+    for (size_t i = 0; i < suggested_pool_.size() && int(i) < p_.population / 4; ++i) pop.push_back(suggested_pool_[i]);
     for (int tries = 0; int(pop.size()) < p_.population && tries < p_.population * 8; ++tries) {
       Candidate c;
       if (realize(random_knobs(), &c)) pop.push_back(std::move(c));

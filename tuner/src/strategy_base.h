@@ -91,18 +91,45 @@ class StrategyBase : public SearchStrategy {
       if (std::uniform_int_distribution<int>(0, 1)(rng_)) k[i] = b[i];
     return k;
   }
-  /** Up to n of the suggested points (valid, fresh), in order; they leave the queue. */
+  /** The suggested points (valid, fresh) for a batch of n: all of them when they fit, else the best half
+   *  batch of them by the refine model (when trained; else the cost model, else in order); the queue is
+   *  emptied. */
   std::vector<Candidate> take_suggested(int n, std::set<std::string>* taken) {
     std::vector<Candidate> out;
-    while (int(out.size()) < n && !suggested_.empty()) {
+    for (auto& k : suggested_) {
       Candidate c;
-      KnobValues k = suggested_.front();
-      suggested_.erase(suggested_.begin());
       if (k.size() != space_.knobs().size() || !realize(k, &c) || !fresh(c, *taken)) continue;
       taken->insert(c.trace_hash);
-      seen_.insert(c.trace_hash);
       out.push_back(std::move(c));
     }
+    suggested_.clear();
+    if (int(out.size()) > n) {
+      // More than a batch (e.g. the best of many other workloads): the model's best half batch is
+      // measured, the rest join the population (suggested_pool_) instead of taking batches of their own;
+      // the search's own choices fill the batch (a hedge: other workloads' best can mislead).
+      n = (n + 1) / 2;
+      costmodel::CostModel* m = refine_ && refine_->trained() ? refine_ : model_ && model_->trained() ? model_ : nullptr;
+      std::vector<double> s(out.size(), 0.0);
+      if (m) {
+        std::vector<costmodel::Candidate> mc;
+        for (auto& x : out) mc.push_back({&space_.workload(), &x.trace});
+        s = m->predict(mc);
+      }
+      std::vector<size_t> idx(out.size());
+      for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+      std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return s[a] > s[b]; });
+      std::vector<Candidate> first;
+      for (size_t r = 0; r < idx.size(); ++r) {
+        if (r < size_t(n)) {
+          first.push_back(std::move(out[idx[r]]));
+        } else {
+          taken->erase(out[idx[r]].trace_hash);
+          suggested_pool_.push_back(std::move(out[idx[r]]));
+        }
+      }
+      out = std::move(first);
+    }
+    for (auto& c : out) seen_.insert(c.trace_hash);
     return out;
   }
   /** Up to n fresh random candidates. */
@@ -142,7 +169,8 @@ class StrategyBase : public SearchStrategy {
   bool sample_failures_ = false;
   double best_ = 0;     // observe(): the best throughput seen
   int since_best_ = 0;  // observe() calls (batches) since one rose more than 1% above the best before it
-  std::vector<KnobValues> suggested_;  // suggest(): proposed first, in order
+  std::vector<KnobValues> suggested_;  // suggest(): proposed first (the model's best batch of them)
+  std::vector<Candidate> suggested_pool_;  // suggested but not in that batch: population members
 };
 
 }  // namespace tessel::tuner::detail

@@ -166,6 +166,9 @@ class Tuning {
                       : is_pretrained(cost_model_)           ? 0.25
                                                              : 1.0;
     TESSEL_CHECK(refine_explore_ <= 1) << "--refine-explore must be in [0, 1], got " << refine_explore_;
+    for (auto& name : o.transfer_from)
+      if (auto src = resolve_transfer_source(name, o.cost_model, o.target); !src.path.empty())
+        transfer_sources_.push_back(src);
     db_ = records::open_database(o.db_path);
     scheduler_ = make_task_scheduler(o.scheduler);
     auto names = search_strategy_names();
@@ -227,6 +230,7 @@ class Tuning {
                                {"refine_shortlist", o_.strategy_params.refine_shortlist},
                                {"refine_explore", refine_explore_},
                                {"check_pretrained", o_.check_pretrained},
+                               {"transfer_from", transfer_from_json()},
                                {"stall_batches", o_.strategy_params.stall_batches},
                                {"scheduler", o_.scheduler},
                                {"seed", o_.seed},
@@ -239,7 +243,11 @@ class Tuning {
     run_id_ = db_->begin_run(settings);
     for (auto& r : runs_) resume(r);
     for (auto& r : runs_) r.strategy->suggest(r.space->seeds());  // the rules' hand-tuned kernels
-    if (o_.transfer) transfer();
+    if (o_.transfer) transfer(*db_, target_, true);
+    for (auto& src : transfer_sources_) {
+      auto db = open_transfer_source(src.path);
+      transfer(*db, "", src.learn);
+    }
     while (true) {
       if (total_trials() >= o_.trials) break;
       if (o_.time_budget_s > 0 && elapsed() >= o_.time_budget_s) {
@@ -319,10 +327,33 @@ class Tuning {
     TESSEL_LOG(1) << r.summary.name << ": resumed " << recs.size() << " records from " << o_.db_path << "\n";
   }
 
-  // Teaches each task's model the database's measurements of the other workloads on this target, and
-  // suggests their best configurations (o_.transfer_seeds of each, mapped by knob name) to be measured first.
-  void transfer() {
-    for (auto& wi : db_->workloads()) {
+  nlohmann::json transfer_from_json() const {
+    nlohmann::json a = nlohmann::json::array();
+    for (auto& s : transfer_sources_) a.push_back(s.path);
+    return a;
+  }
+
+  // A transfer source as a database: a JSON-lines export is imported into a scratch one in the work
+  // directory; a database is opened read-only.
+  std::unique_ptr<records::Database> open_transfer_source(const std::string& path) {
+    if (path.size() < 6 || path.compare(path.size() - 6, 6, ".jsonl") != 0) {
+      records::OpenOptions ro;
+      ro.create = false;
+      ro.read_only = true;
+      return records::open_database(path, ro);
+    }
+    auto scratch = std::filesystem::path(work_dir_) / ("transfer-" + std::to_string(++transfer_dbs_) + ".db");
+    std::filesystem::remove(scratch);
+    auto db = records::open_database(scratch.string());
+    db->import_jsonl(path);
+    return db;
+  }
+
+  // Teaches each task's model (when `learn`) the database's measurements of the other workloads on target
+  // (any target when empty), and suggests their best configurations (o_.transfer_seeds of each, mapped by
+  // knob name) to be measured first.
+  void transfer(records::Database& db, const std::string& target, bool learn) {
+    for (auto& wi : db.workloads()) {
       std::shared_ptr<workload::Workload> w;
       try {
         w = std::make_shared<workload::Workload>(workload::from_json(wi.workload));
@@ -331,13 +362,13 @@ class Tuning {
       }
       records::RecordQuery q;
       q.workload_key = wi.key;
-      q.target = target_;
+      q.target = target;
       std::vector<std::vector<schedule::Step>> traces;
       std::vector<double> thr;
       std::vector<std::pair<double, KnobValues>> best;  // (median, knobs) of records made in w's space
       std::unique_ptr<SearchSpace> wspace;
       std::string wsig;
-      for (auto& rec : db_->records(q)) {
+      for (auto& rec : db.records(q)) {
         if (!std::isfinite(rec.timed_s())) continue;  // failed: nothing to learn about its speed
         traces.push_back(schedule::trace_from_json(rec.trace));
         thr.push_back(throughput(*w, rec.timed_s()));
@@ -348,6 +379,9 @@ class Tuning {
       }
       if (traces.empty()) continue;
       std::sort(best.begin(), best.end(), [](auto& x, auto& y) { return x.first < y.first; });
+      std::set<KnobValues> distinct;  // a schedule measured again counts once
+      best.erase(std::remove_if(best.begin(), best.end(), [&](auto& x) { return !distinct.insert(x.second).second; }),
+                 best.end());
       if (best.size() > size_t(o_.transfer_seeds)) best.resize(size_t(o_.transfer_seeds));
       for (auto& r : runs_) {
         if (r.task.workload->key == wi.key || best.empty()) continue;
@@ -362,6 +396,7 @@ class Tuning {
                         << r.summary.name << "\n";
         }
       }
+      if (!learn) continue;
       std::vector<costmodel::Candidate> c;
       for (auto& t : traces) c.push_back({w.get(), &t});
       for (auto& r : runs_)
@@ -485,6 +520,8 @@ class Tuning {
   const TuneOptions& o_;
   ProgressFn progress_;
   std::string target_;
+  std::vector<TransferSource> transfer_sources_;  // o_.transfer_from resolved
+  int transfer_dbs_ = 0;                          // scratch databases of JSON-lines sources
   std::string cost_model_;  // o_.cost_model resolved ("auto" -> the model used)
   std::string refine_model_;  // o_.refine_model resolved ("" = none)
   double refine_explore_ = 0;  // o_.strategy_params.refine_explore resolved
@@ -510,6 +547,24 @@ std::string resolve_cost_model(const std::string& name, const std::string& targe
   if (name == "pretrained") return costmodel::pretrained_model_path(target.cpu);  // the one of the target's CPU
   if (target.is_cuda() || target.triple.rfind("x86_64", 0) != 0) return "xgb";
   return shipped_or(costmodel::pretrained_model_path, target.cpu, "TESSEL_PRETRAINED_MODEL", "xgb");  // else learn from this run
+}
+
+TransferSource resolve_transfer_source(const std::string& name, const std::string& cost_model_name,
+                                       const std::string& target_text) {
+  if (name == "none") return {};
+  codegen::Target target = codegen::Target::parse(target_text);
+  if (name == "pretrained") return {costmodel::pretrained_records_path(target.cpu), false};
+  if (name == "auto") {
+    // The shipped records go with the shipped cost model (pretrained, auto on an x86-64 CPU, or its path).
+    std::string shipped = shipped_or(costmodel::pretrained_model_path, target.cpu, "TESSEL_PRETRAINED_MODEL", "");
+    if (shipped.empty() || resolve_cost_model(cost_model_name, target_text) != shipped) return {};
+    return {shipped_or(costmodel::pretrained_records_path, target.cpu, "TESSEL_PRETRAINED_RECORDS", ""), false};
+  }
+  std::error_code ec;
+  TESSEL_CHECK(std::filesystem::is_regular_file(name, ec))
+      << "--transfer-from '" << name << "' is not a file (values: auto, none, pretrained, a tuning database or "
+      << "a JSON-lines export of one)";
+  return {name, true};
 }
 
 std::string resolve_refine_model(const std::string& name, const std::string& cost_model, const std::string& target_text) {

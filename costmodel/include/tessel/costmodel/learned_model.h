@@ -176,6 +176,11 @@ std::string pretrained_model_path(const std::string& cpu = "");
  *  refine stage of `tessel tune`; scripts/train-costmodel): $TESSEL_PRETRAINED_CODE_MODEL when set, else
  *  found like pretrained_model_path. Throws UserError naming the places it looked when there is none. */
 std::string pretrained_code_model_path(const std::string& cpu = "");
+/** The best measured records of the workloads the shipped models were trained on (cpu-x86_64[-CPU].records.jsonl,
+ *  `tessel db export` of their best 4 per workload; scripts/train-costmodel): $TESSEL_PRETRAINED_RECORDS when
+ *  set, else found like pretrained_model_path. `tessel tune --transfer-from pretrained` (and auto, with the
+ *  shipped cost model) proposes them, carried into the task's space, first. Throws UserError like the others. */
+std::string pretrained_records_path(const std::string& cpu = "");
 
 /** Signature on the first line of every saved cost-model file; the format version follows it. */
 constexpr const char* kModelFileSignature = "TESSEL-COSTMODEL";

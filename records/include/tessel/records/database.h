@@ -132,8 +132,9 @@ class Database {
   /** Adds the records of a JSON-lines file (deduplicated); returns {added, skipped as duplicates}. */
   std::pair<int64_t, int64_t> import_jsonl(const std::string& path);
   /** Keeps the best k ok records per (workload, target): into a new database at out_path, or in place
-   *  when out_path is empty (failed records are dropped). Returns the number of records kept. */
-  int64_t distill(int k, const std::string& out_path = "");
+   *  when out_path is empty (failed records are dropped). With `distinct`, the best records of k distinct
+   *  schedules (trace hashes): re-measurements of one schedule count once. Returns the number kept. */
+  int64_t distill(int k, const std::string& out_path = "", bool distinct = false);
 };
 
 /** Stable name of a MatchReason ("found", "no_record_for_key", ...). */

@@ -51,6 +51,14 @@ struct TuneOptions {
   bool transfer = false;              // also learn from the database's records of other workloads (same target)
   int transfer_seeds = 4;             // with transfer: each other workload's best k, mapped into this space,
                                       // are proposed first (tuner::map_knobs); 0 = learn only
+  // Other sources to transfer from as `transfer` does from the run's database (records of every target):
+  // a tuning database or a JSON-lines export (learned from, and their best transfer_seeds per workload
+  // proposed); "pretrained": the shipped best records of the workloads the shipped models were trained
+  // on (costmodel::pretrained_records_path; proposed only: those models learned them); "auto": that
+  // when the cost model is the shipped pretrained one and the file is found; "none". When more are
+  // proposed than a batch holds, the best by the model make the first batch and the rest join the
+  // evolutionary search's population.
+  std::vector<std::string> transfer_from = {"auto"};
   std::string scheduler = "gradient";
   uint64_t seed = 1;
   int jobs = 0;                   // build threads (0 = hardware concurrency)
@@ -108,6 +116,16 @@ std::string resolve_cost_model(const std::string& name, const std::string& targe
  *  "cold", "analytic", or a model file's path. Throws UserError for an unknown value, or a refine model asked for on
  *  a target whose code cannot be read (not an x86-64 CPU). */
 std::string resolve_refine_model(const std::string& name, const std::string& cost_model, const std::string& target);
+
+/** A transfer source of TuneOptions::transfer_from resolved: a file's path ("" for none), and whether its
+ *  records are learned from (not the shipped records: the shipped models learned them). Throws UserError
+ *  for a file that does not exist, or "pretrained" when no records are shipped. */
+struct TransferSource {
+  std::string path;
+  bool learn = true;
+};
+TransferSource resolve_transfer_source(const std::string& name, const std::string& cost_model_name,
+                                       const std::string& target);
 
 /** Runs the loop. Throws UserError for bad options (unknown strategy, unreadable database, ...). */
 TuneSummary tune(const TuneOptions& options, const ProgressFn& progress = {});
