@@ -10,8 +10,9 @@
 //               refine stage is the guided mode's cold one (tessel tune's default; --refine-model pretrained
 //               gives it the shipped code model, cpu-x86_64[-CPU].code.model); it also starts from the
 //               shipped best records of the models' training workloads (tessel tune --transfer-from
-//               pretrained: carried into the workload's space, the refine model's best 8 make the first
-//               batch, the rest join the population; --pretrained-records none turns that off)
+//               pretrained: carried into the workload's space, the refine model's best 4 (half a batch)
+//               are measured in the first batch, the rest join the population; --pretrained-records none
+//               turns that off)
 // Every candidate is measured once per workload: the runs share a measurement cache keyed by the trace,
 // so a schedule two runs both propose has one time (fewer measurements, and no noise between modes).
 // After the runs, the fastest --remeasure-top candidates of the workload are measured --remeasure-rounds
