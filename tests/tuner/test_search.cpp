@@ -784,20 +784,25 @@ TEST_CASE("transfer from a JSON-lines export: its best configurations first, the
   tune(fake_options(src, {{a, 1, "a"}}, 40));
   std::string jsonl = src + ".jsonl";
   records::open_database(src)->export_jsonl(jsonl);
-  // a's six fastest distinct schedules, mapped into b's space, fastest (by the fake runner) first.
+  // a's six fastest distinct schedules, mapped into b's space, in the source's order (fastest first).
   auto ra = records::open_database(src)->records({a->key, "", true, true, 0});
   auto sa = make_rule_space(a), sb = make_rule_space(b);
-  std::vector<std::pair<double, std::string>> mapped;  // (OracleModel's time, trace hash), in a's order
+  std::vector<KnobValues> six;
   std::set<KnobValues> distinct;
   for (auto& r : ra) {
     auto k = r.build_settings["knobs"].get<KnobValues>();
-    if (!distinct.insert(k).second || distinct.size() > 6) continue;
-    std::vector<schedule::Step> trace;
-    REQUIRE(sb->make_trace(map_knobs(*sa, k, *sb), &trace).is_ok());
-    mapped.push_back({FakeRunner::hash_time({nullptr, trace}), records::trace_hash(schedule::trace_to_json(trace))});
+    if (distinct.insert(k).second && six.size() < 6) six.push_back(map_knobs(*sa, k, *sb));
   }
-  REQUIRE(mapped.size() == 6);
+  REQUIRE(six.size() == 6);
+  auto hash_of = [&](const KnobValues& k) {
+    std::vector<schedule::Step> trace;
+    REQUIRE(sb->make_trace(k, &trace).is_ok());
+    return std::make_pair(FakeRunner::hash_time({nullptr, trace}), records::trace_hash(schedule::trace_to_json(trace)));
+  };
+  std::vector<std::pair<double, std::string>> mapped;  // (OracleModel's time, trace hash), in a's order
+  for (auto& k : six) mapped.push_back(hash_of(k));
   std::set<std::string> source_first2 = {mapped[0].second, mapped[1].second};
+  std::set<std::string> last3 = {mapped[3].second, mapped[4].second, mapped[5].second};  // six[3..5]
   std::sort(mapped.begin(), mapped.end());
   std::set<std::string> all6, best2 = {mapped[0].second, mapped[1].second};
   for (auto& m : mapped) all6.insert(m.second);
@@ -820,12 +825,6 @@ TEST_CASE("transfer from a JSON-lines export: its best configurations first, the
   OracleModel oracle;
   StrategyParams sp;
   auto strategy = make_search_strategy("evolutionary", *sb, &oracle, sp);
-  std::vector<KnobValues> six;
-  distinct.clear();
-  for (auto& r : ra) {
-    auto k = r.build_settings["knobs"].get<KnobValues>();
-    if (distinct.insert(k).second && six.size() < 6) six.push_back(map_knobs(*sa, k, *sb));
-  }
   strategy->suggest(six);
   auto first = strategy->propose(4);
   REQUIRE(first.size() == 4);
@@ -842,12 +841,6 @@ TEST_CASE("transfer from a JSON-lines export: its best configurations first, the
   again->suggest({six[3], six[4], six[5]});
   auto fit = again->propose(4);
   REQUIRE(fit.size() == 4);
-  std::set<std::string> last3;
-  for (size_t i = 3; i < 6; ++i) {
-    std::vector<schedule::Step> trace;
-    REQUIRE(sb->make_trace(six[i], &trace).is_ok());
-    last3.insert(records::trace_hash(schedule::trace_to_json(trace)));
-  }
   CHECK(std::set<std::string>{fit[0].trace_hash, fit[1].trace_hash, fit[2].trace_hash} == last3);
   // A source that is no database: refused before anything runs.
   std::ofstream(db + ".bad.db") << "not sqlite";

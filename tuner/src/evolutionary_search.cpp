@@ -80,15 +80,9 @@ class EvolutionarySearch : public StrategyBase {
   }
   /** The k best of c by model m's scores (stable: ties keep the first model's order). */
   std::vector<Candidate> best_by(costmodel::CostModel& m, std::vector<Candidate> c, size_t k) const {
-    std::vector<costmodel::Candidate> mc;
-    for (auto& x : c) mc.push_back({&space_.workload(), &x.trace});
-    std::vector<double> s = m.predict(mc);
-    std::vector<size_t> idx(c.size());
-    std::iota(idx.begin(), idx.end(), 0);
-    std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return s[a] > s[b]; });
-    std::vector<Candidate> out;
-    for (size_t i = 0; i < idx.size() && out.size() < k; ++i) out.push_back(std::move(c[idx[i]]));
-    return out;
+    c = ranked(m, std::move(c));
+    if (c.size() > k) c.resize(k);
+    return c;
   }
   /** Up to n fresh mutants of the best measured candidates (the better, the likelier a parent), not in
    *  taken (added to it): the refine stage's local search. */

@@ -109,25 +109,12 @@ class StrategyBase : public SearchStrategy {
       // the search's own choices fill the batch (a hedge: other workloads' best can mislead).
       n = (n + 1) / 2;
       costmodel::CostModel* m = refine_ && refine_->trained() ? refine_ : model_ && model_->trained() ? model_ : nullptr;
-      std::vector<double> s(out.size(), 0.0);
-      if (m) {
-        std::vector<costmodel::Candidate> mc;
-        for (auto& x : out) mc.push_back({&space_.workload(), &x.trace});
-        s = m->predict(mc);
+      if (m) out = ranked(*m, std::move(out));
+      for (size_t r = size_t(n); r < out.size(); ++r) {
+        taken->erase(out[r].trace_hash);
+        suggested_pool_.push_back(std::move(out[r]));
       }
-      std::vector<size_t> idx(out.size());
-      for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
-      std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return s[a] > s[b]; });
-      std::vector<Candidate> first;
-      for (size_t r = 0; r < idx.size(); ++r) {
-        if (r < size_t(n)) {
-          first.push_back(std::move(out[idx[r]]));
-        } else {
-          taken->erase(out[idx[r]].trace_hash);
-          suggested_pool_.push_back(std::move(out[idx[r]]));
-        }
-      }
-      out = std::move(first);
+      out.resize(size_t(n));
     }
     for (auto& c : out) seen_.insert(c.trace_hash);
     return out;
@@ -152,10 +139,23 @@ class StrategyBase : public SearchStrategy {
     return out;
   }
   std::vector<double> score(const std::vector<Candidate>& c) {
-    if (!model_) return std::vector<double>(c.size(), 0.0);
+    return model_ ? predict_with(*model_, c) : std::vector<double>(c.size(), 0.0);
+  }
+  /** Model m's scores of c. */
+  std::vector<double> predict_with(costmodel::CostModel& m, const std::vector<Candidate>& c) const {
     std::vector<costmodel::Candidate> mc;
     for (auto& x : c) mc.push_back({&space_.workload(), &x.trace});
-    return model_->predict(mc);
+    return m.predict(mc);
+  }
+  /** c ordered by model m's scores, best first (stable: ties keep c's order). */
+  std::vector<Candidate> ranked(costmodel::CostModel& m, std::vector<Candidate> c) const {
+    std::vector<double> s = predict_with(m, c);
+    std::vector<size_t> idx(c.size());
+    for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+    std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return s[a] > s[b]; });
+    std::vector<Candidate> out;
+    for (size_t i : idx) out.push_back(std::move(c[i]));
+    return out;
   }
 
   const SearchSpace& space_;
