@@ -53,7 +53,8 @@
 //                                   [--strategy-params '{"population":128}'] [--modes random,guided,pretrained]
 //                                   [--only SPEC_PART[,SPEC_PART...]] [--curves FILE.csv] [--refine-model auto|none|...] [--no-pretrained-check]
 // --modes and --only run a part (for experiments: the ratios need all three modes); --curves writes every
-// run's per-trial GFLOP/s (the tuning curves).
+// run's per-trial GFLOP/s (the tuning curves). The CSVs (and --curves) are rewritten after each workload finishes, so
+// a run stopped part-way keeps the workloads it finished.
 #include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -63,6 +64,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -436,8 +438,9 @@ nlohmann::json run_workload(const std::string& spec, const Settings& st) {
 
 /** Runs the workloads in worker processes, at most `parallel` at once, each pinned to its own CPU (a
  *  workload's runs share one measurement cache, so they stay in one process). Results by index; a
- *  worker that failed leaves null. */
-std::vector<nlohmann::json> run_parallel(const std::vector<std::string>& specs, const Settings& st, int parallel) {
+ *  worker that failed leaves null. on_done(results so far) after each workload (null: not done). */
+std::vector<nlohmann::json> run_parallel(const std::vector<std::string>& specs, const Settings& st, int parallel,
+                                         const std::function<void(const std::vector<nlohmann::json>&)>& on_done) {
   std::vector<nlohmann::json> results(specs.size());
   cpu_set_t allowed;
   CPU_ZERO(&allowed);
@@ -474,6 +477,7 @@ std::vector<nlohmann::json> run_parallel(const std::vector<std::string>& specs, 
         std::fprintf(stderr, "search-efficiency: fork failed; running %s here\n", specs[next].c_str());
         runtime::set_num_threads(1);
         results[next] = run_workload(specs[next], st);
+        on_done(results);
         cpus.push_back(cpu);
       } else {
         running[pid] = {next, cpu};
@@ -494,6 +498,7 @@ std::vector<nlohmann::json> run_parallel(const std::vector<std::string>& specs, 
       std::fprintf(stderr, "search-efficiency: the worker of %s failed\n", specs[i].c_str());
       results[i] = nullptr;
     }
+    on_done(results);
   }
   return results;
 }
@@ -652,40 +657,67 @@ int main(int argc, char** argv) {
   }
   st.tty = parallel == 1 && isatty(fileno(stderr));
 
-  std::vector<nlohmann::json> results;
+  // The tables of the workloads done so far; written after each one (a stopped run keeps them).
+  struct Tables {
+    bench::Table runs{{"workload", "mode", "seed", "trials", "best_gflops", "trials_to_95", "measured", "run",
+                       "model_fallbacks"}};
+    bench::Table main{{"workload", "best_gflops", "random_t95_runs", "random_hits", "random_t95", "guided_t95",
+                       "pretrained_t95", "random/guided", "guided/pretrained", "measured", "best_first_gflops",
+                       "seeds_guided/pretrained", "pretrained_end/guided_end_min", "remeasured"}};
+    std::string curves;
+    bool failed = false;
+  };
+  auto tables_of = [](const std::vector<nlohmann::json>& results, bool final) {
+    Tables t;
+    std::vector<double> r_rg, r_gp;  // ratios of workloads where neither side is censored
+    for (auto& r : results) {
+      if (r.is_null()) {
+        t.failed = t.failed || final;
+        continue;
+      }
+      for (auto& row : r["runs"]) t.runs.add(row.get<std::vector<std::string>>());
+      t.main.add(r["row"].get<std::vector<std::string>>());
+      if (!r["rg"].is_null()) r_rg.push_back(r["rg"].get<double>());
+      if (!r["gp"].is_null()) r_gp.push_back(r["gp"].get<double>());
+      t.curves += r["curves"].get<std::string>();
+    }
+    auto geomean = [](const std::vector<double>& v) {
+      double s = 0;
+      for (double x : v) s += std::log(x);
+      return v.empty() ? 0 : std::exp(s / double(v.size()));
+    };
+    auto mean_of = [&](const std::vector<double>& v) {
+      return (v.empty() ? std::string("n/a") : bench::fmt(geomean(v), 2)) + " (" + std::to_string(v.size()) + ")";
+    };
+    t.main.add({"geometric mean (workloads with both sides reached)", "", "", "", "", "", "", mean_of(r_rg),
+                mean_of(r_gp), "", "", "", "", ""});
+    return t;
+  };
+  auto write_tables = [&](const Tables& t) {
+    bool ok = t.main.write_csv(csv);
+    if (!csv.empty()) ok = t.runs.write_csv(csv.substr(0, csv.size() - 4) + "-runs.csv") && ok;
+    if (curves_out.is_open()) {
+      curves_out.close();
+      curves_out.open(curves, std::ios::trunc);
+      curves_out << "workload,mode,seed,trial,gflops\n" << t.curves << std::flush;
+    }
+    return ok;
+  };
+  auto on_done = [&](const std::vector<nlohmann::json>& done) { write_tables(tables_of(done, false)); };
+
+  std::vector<nlohmann::json> results(specs.size());
   if (parallel > 1) {
-    results = run_parallel(specs, st, parallel);
+    results = run_parallel(specs, st, parallel, on_done);
   } else {
     runtime::set_num_threads(1);
-    for (auto& spec : specs) results.push_back(run_workload(spec, st));
-  }
-  bench::Table runs_table({"workload", "mode", "seed", "trials", "best_gflops", "trials_to_95", "measured", "run", "model_fallbacks"});
-  bench::Table table({"workload", "best_gflops", "random_t95_runs", "random_hits", "random_t95", "guided_t95",
-                      "pretrained_t95", "random/guided", "guided/pretrained", "measured", "best_first_gflops",
-                      "seeds_guided/pretrained", "pretrained_end/guided_end_min", "remeasured"});
-  std::vector<double> r_rg, r_gp;  // ratios of workloads where neither side is censored
-  bool failed = false;
-  for (auto& r : results) {
-    if (r.is_null()) {
-      failed = true;
-      continue;
+    for (size_t i = 0; i < specs.size(); ++i) {
+      results[i] = run_workload(specs[i], st);
+      on_done(results);
     }
-    for (auto& row : r["runs"]) runs_table.add(row.get<std::vector<std::string>>());
-    table.add(r["row"].get<std::vector<std::string>>());
-    if (!r["rg"].is_null()) r_rg.push_back(r["rg"].get<double>());
-    if (!r["gp"].is_null()) r_gp.push_back(r["gp"].get<double>());
-    if (curves_out.is_open()) curves_out << r["curves"].get<std::string>();
   }
-  auto geomean = [](const std::vector<double>& v) {
-    double s = 0;
-    for (double x : v) s += std::log(x);
-    return v.empty() ? 0 : std::exp(s / double(v.size()));
-  };
-  auto mean_of = [&](const std::vector<double>& v) {
-    return (v.empty() ? std::string("n/a") : bench::fmt(geomean(v), 2)) + " (" + std::to_string(v.size()) + ")";
-  };
-  table.add({"geometric mean (workloads with both sides reached)", "", "", "", "", "", "", mean_of(r_rg),
-             mean_of(r_gp), "", "", "", "", ""});
+  Tables tables = tables_of(results, true);
+  bench::Table& runs_table = tables.runs;
+  bench::Table& table = tables.main;
   std::fprintf(stderr, "\n");
   runs_table.print();
   std::printf("\ntrials to reach 95%% of the best throughput found (median over %d seeds, + %d for guided and "
@@ -711,8 +743,7 @@ int main(int argc, char** argv) {
               codegen::Target::host().cpu.c_str(), model.c_str(), refine_used.empty() ? "none" : refine_used.c_str(),
               records_used.empty() ? "none" : records_used.c_str());
   table.print();
-  if (!table.write_csv(csv)) return 1;
-  if (!csv.empty()) runs_table.write_csv(csv.substr(0, csv.size() - 4) + "-runs.csv");
+  if (!write_tables(tables)) return 1;
   std::filesystem::remove_all(st.dir);
-  return failed ? 1 : 0;
+  return tables.failed ? 1 : 0;
 }
