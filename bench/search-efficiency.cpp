@@ -236,9 +236,11 @@ size_t remeasure_keys(MeasureCache& cache, const workload::Workload& w, const Se
   std::string wd = st.dir + "/remeasure-" + w.key;
   auto builder = tuner::make_local_builder(wd, 0);
   auto runner = make_runner(wd, st);
-  auto built = builder->build(inputs, st.measure);
+  tuner::MeasureOptions plain = st.measure;
+  plain.recheck_rounds = 0;  // each round is one plain sample; the median of the rounds is the estimate
+  auto built = builder->build(inputs, plain);
   for (int r = 0; r < st.remeasure_rounds; ++r) {
-    auto res = runner->run(inputs, built, st.measure, 0);
+    auto res = runner->run(inputs, built, plain, 0);
     for (size_t i = 0; i < res.size(); ++i)
       if (res[i].ok()) medians[i].push_back(res[i].median_s());
   }
@@ -510,6 +512,7 @@ int main(int argc, char** argv) {
   std::string list = TESSEL_SOURCE_DIR "/costmodel/pretrained/workloads.txt", only, pretrained_records = "pretrained";
   int64_t trials = 160, random_trials = 0;
   int seeds = 3, extra_seeds = 0, batch = 8, parallel = 1, remeasure_top = 8, remeasure_rounds = 4;
+  int recheck_rounds = tuner::MeasureOptions().recheck_rounds;
   uint64_t first_seed = 101;
   bool no_check = false, no_measure_lock = false;
   std::string params_text = "{\"min_samples\":16}", modes_text = "random,guided,pretrained", curves,
@@ -535,6 +538,8 @@ int main(int argc, char** argv) {
       "after the runs, the fastest K candidates of a workload are measured again")(
       "remeasure-rounds", po::value<int>(&remeasure_rounds)->default_value(4),
       "times each of them is measured again (their time: the median of all; 0 = no re-measurement)")(
+      "recheck-rounds", po::value<int>(&recheck_rounds)->default_value(recheck_rounds),
+      "rechecks of near-best candidates while tuning (tessel tune --recheck-rounds; 0 = off)")(
       "model", po::value<std::string>(&model),
       "pretrained model file (default: the shipped one of this CPU, tessel tune --cost-model pretrained)")(
       "model-params", po::value<std::string>(&params_text), "parameters of the guided mode's (cold) model")(
@@ -623,9 +628,10 @@ int main(int argc, char** argv) {
     std::cerr << "search-efficiency: --only '" << only << "' matches none of the held-out workloads\n";
     return 2;
   }
-  if (parallel < 1 || seeds < 1 || extra_seeds < 0 || remeasure_top < 0 || remeasure_rounds < 0) {
-    std::cerr << "search-efficiency: --parallel and --seeds must be >= 1, --extra-seeds, --remeasure-top and "
-                 "--remeasure-rounds >= 0\n";
+  if (parallel < 1 || seeds < 1 || extra_seeds < 0 || remeasure_top < 0 || remeasure_rounds < 0 ||
+      recheck_rounds < 0) {
+    std::cerr << "search-efficiency: --parallel and --seeds must be >= 1, --extra-seeds, --remeasure-top, "
+                 "--remeasure-rounds and --recheck-rounds >= 0\n";
     return 2;
   }
   Settings st;
@@ -636,6 +642,7 @@ int main(int argc, char** argv) {
   st.trials = trials, st.random_trials = random_trials > 0 ? random_trials : trials;
   st.seeds = seeds, st.extra_seeds = extra_seeds, st.first_seed = first_seed, st.batch = batch, st.remeasure_top = remeasure_top, st.remeasure_rounds = remeasure_rounds;
   st.measure.threads = 1;
+  st.measure.recheck_rounds = recheck_rounds;
   st.dir = (std::filesystem::temp_directory_path() / ("tessel-bench-se-" + std::to_string(getpid()))).string();
   std::filesystem::create_directories(st.dir);
   if (parallel > 1 && !no_measure_lock) st.measure_lock = st.dir + "/measure.lock";

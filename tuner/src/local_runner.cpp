@@ -1,10 +1,12 @@
 // LocalRunner: measures built candidates in a child `tessel-worker --stdio` process (a WorkerChild,
 // the same code the RPC worker server measures with).
 //   LocalRunner::run   per candidate: pass build errors through, build the reference once per workload
-//                      (ReferenceBuilds), send a measure request through the WorkerChild
+//                      (ReferenceBuilds), send a measure request through the WorkerChild; then the
+//                      rechecks of the near-best candidates (MeasureOptions::recheck_*)
 // runner_util.cpp holds the pieces shared with the RPC runner; see docs/measurement.md for the
 // protocol, the timeouts and the error kinds.
 #include <chrono>
+#include <algorithm>
 #include <filesystem>
 #include <mutex>
 
@@ -29,36 +31,64 @@ class LocalRunner : public Runner {
   std::vector<MeasureResult> run(const std::vector<MeasureInput>& inputs, const std::vector<BuildResult>& builds,
                                  const MeasureOptions& opt, double best_so_far_s) override {
     std::lock_guard<std::mutex> lk(mu_);
-    std::vector<MeasureResult> out;
-    out.reserve(inputs.size());
+    std::vector<MeasureResult> out(inputs.size());
+    std::vector<char> waiting(inputs.size(), 0);  // measured once, may be rechecked
+    double best = best_so_far_s;
+    auto note = [&](const MeasureResult& r) {
+      if (r.ok() && (best <= 0 || r.median_s() < best)) best = r.median_s();
+    };
+    // A candidate is handed over once no recheck can follow (at once, unless it is near the best).
+    auto finish = [&](size_t i) {
+      if (!p_.keep_artifacts) remove_artifact(builds[i].artifact_path);
+      if (on_result_) on_result_(i, out[i]);
+    };
     for (size_t i = 0; i < inputs.size(); ++i) {
-      auto t0 = Clock::now();
-      MeasureResult r;
       if (i >= builds.size()) {
-        r = measure_error(MeasureErrorKind::kWorkerLost, "no build result for this candidate");
-      } else {
-        const BuildResult& b = builds[i];
-        if (b.error_kind != MeasureErrorKind::kNone) {
-          r = measure_error(b.error_kind, b.error_message);
-        } else {
-          try {
-            r = measure_one(inputs[i], b, opt, best_so_far_s);
-          } catch (const std::exception& e) {  // nothing may escape the runner
-            r = measure_error(MeasureErrorKind::kWorkerLost, std::string("runner error: ") + e.what());
-          }
-          r.run_s = std::chrono::duration<double>(Clock::now() - t0).count();
-          r.build_s = b.build_s;
-          if (!p_.keep_artifacts) remove_artifact(b.artifact_path);
-          if (on_result_) on_result_(i, r);
-        }
-        r.build_s = b.build_s;
+        out[i] = measure_error(MeasureErrorKind::kWorkerLost, "no build result for this candidate");
+        continue;
       }
-      out.push_back(std::move(r));
+      const BuildResult& b = builds[i];
+      if (b.error_kind != MeasureErrorKind::kNone) {
+        out[i] = measure_error(b.error_kind, b.error_message);
+        out[i].build_s = b.build_s;
+        continue;
+      }
+      out[i] = timed(inputs[i], b, opt, best);
+      note(out[i]);
+      if (wants_recheck(out[i], opt, best))
+        waiting[i] = 1;
+      else
+        finish(i);
     }
+    // Rechecks: later rounds over the near-best candidates, so that a slow phase of the machine during
+    // a candidate's ~50 ms of timed calls does not decide its time (docs/measurement.md).
+    std::vector<size_t> again = recheck_set(out, waiting, opt, best);
+    for (size_t i = 0; i < out.size(); ++i)
+      if (waiting[i] && !std::binary_search(again.begin(), again.end(), i)) finish(i);
+    for (int round = 0; round < opt.recheck_rounds && !again.empty(); ++round)
+      for (size_t i : again) {
+        merge_recheck(out[i], timed(inputs[i], builds[i], opt, best));
+        note(out[i]);
+      }
+    for (size_t i : again) finish(i);
     return out;
   }
 
  private:
+  /** measure_one with its wall time; nothing escapes. */
+  MeasureResult timed(const MeasureInput& in, const BuildResult& b, const MeasureOptions& opt, double best) {
+    auto t0 = Clock::now();
+    MeasureResult r;
+    try {
+      r = measure_one(in, b, opt, best);
+    } catch (const std::exception& e) {  // nothing may escape the runner
+      r = measure_error(MeasureErrorKind::kWorkerLost, std::string("runner error: ") + e.what());
+    }
+    r.run_s = std::chrono::duration<double>(Clock::now() - t0).count();
+    r.build_s = b.build_s;
+    return r;
+  }
+
   MeasureResult measure_one(const MeasureInput& in, const BuildResult& b, const MeasureOptions& opt, double best) {
     if (!in.workload) return measure_error(MeasureErrorKind::kWorkerLost, "the measure input has no workload");
     const BuildResult& ref = refs_.get(*in.workload);

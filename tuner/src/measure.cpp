@@ -38,7 +38,10 @@ nlohmann::json MeasureOptions::to_json() const {
           {"run_timeout_s", run_timeout_s},
           {"memory_limit_mb", memory_limit_mb},
           {"threads", threads},
-          {"seed", seed}};
+          {"seed", seed},
+          {"recheck_rounds", recheck_rounds},
+          {"recheck_ratio", recheck_ratio},
+          {"recheck_max", recheck_max}};
 }
 
 MeasureOptions MeasureOptions::from_json(const nlohmann::json& j) {
@@ -55,6 +58,9 @@ MeasureOptions MeasureOptions::from_json(const nlohmann::json& j) {
   read_field(j, "memory_limit_mb", &o.memory_limit_mb);
   read_field(j, "threads", &o.threads);
   read_field(j, "seed", &o.seed);
+  read_field(j, "recheck_rounds", &o.recheck_rounds);
+  read_field(j, "recheck_ratio", &o.recheck_ratio);
+  read_field(j, "recheck_max", &o.recheck_max);
   return o;
 }
 

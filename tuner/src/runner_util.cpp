@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -72,6 +73,39 @@ WorkerRequest make_measure_request(const workload::Workload& w, const BuildResul
   req.options = opt.to_json();
   req.best_so_far_s = best_so_far_s;
   return req;
+}
+
+bool wants_recheck(const MeasureResult& r, const MeasureOptions& opt, double best_s) {
+  if (opt.recheck_rounds <= 0 || opt.recheck_max <= 0 || !r.ok()) return false;
+  return best_s <= 0 || r.median_s() <= opt.recheck_ratio * best_s;
+}
+
+std::vector<size_t> recheck_set(const std::vector<MeasureResult>& results, const std::vector<char>& waiting,
+                                const MeasureOptions& opt, double best_s) {
+  std::vector<size_t> out;
+  for (size_t i = 0; i < results.size() && i < waiting.size(); ++i)
+    if (waiting[i] && wants_recheck(results[i], opt, best_s)) out.push_back(i);
+  if (out.size() > size_t(std::max(opt.recheck_max, 0))) {
+    std::stable_sort(out.begin(), out.end(),
+                     [&](size_t a, size_t b) { return results[a].median_s() < results[b].median_s(); });
+    out.resize(size_t(opt.recheck_max));
+    std::sort(out.begin(), out.end());
+  }
+  return out;
+}
+
+void merge_recheck(MeasureResult& r, const MeasureResult& again) {
+  double wall = r.run_s + again.run_s;
+  int rounds = r.rounds + 1;
+  bool misbehaves =
+      again.error_kind == MeasureErrorKind::kWrongAnswer || again.error_kind == MeasureErrorKind::kRuntimeError;
+  if (misbehaves || (again.ok() && again.median_s() < r.median_s())) {
+    double build = r.build_s;
+    r = again;
+    r.build_s = build;
+  }
+  r.run_s = wall;
+  r.rounds = rounds;
 }
 
 MeasureResult measure_error(MeasureErrorKind kind, std::string message) {

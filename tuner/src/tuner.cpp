@@ -151,6 +151,9 @@ class Tuning {
     TESSEL_CHECK(!o.tasks.empty()) << "nothing to tune: give at least one workload";
     TESSEL_CHECK(o.trials >= 0) << "--trials must be >= 0";
     TESSEL_CHECK(o.batch_size >= 1) << "batch size must be >= 1";
+    TESSEL_CHECK(o.measure.recheck_rounds >= 0) << "--recheck-rounds must be >= 0";
+    TESSEL_CHECK(o.measure.recheck_max >= 0) << "--recheck-max must be >= 0";
+    TESSEL_CHECK(o.measure.recheck_ratio >= 1) << "--recheck-ratio must be >= 1, got " << o.measure.recheck_ratio;
     TESSEL_CHECK(o.transfer_seeds >= 0) << "--transfer-seeds must be >= 0";
     TESSEL_CHECK(o.strategy_params.refine_shortlist >= 1) << "--refine-shortlist must be >= 1";
     TESSEL_CHECK(o.strategy_params.stall_batches >= 0) << "--stall-batches must be >= 0";
@@ -434,6 +437,7 @@ class Tuning {
       rec.build_settings = {{"space", r.signature}, {"knobs", cands[i].knobs}, {"strategy", o_.strategy},
                             {"build_s", m.build_s}};
       rec.run_settings = o_.measure.to_json();
+      if (m.rounds > 1) rec.run_settings["rounds"] = m.rounds;  // run_times_s are the fastest round's
       rec.run_id = run_id_;
       db_->add_record(rec);
       recorded[i] = 1;

@@ -29,6 +29,13 @@ struct MeasureOptions {
   int64_t memory_limit_mb = 8192;  // address-space limit of the worker process
   int threads = 0;                 // threads of the runtime pool in the worker (0 = default)
   uint64_t seed = 1;               // inputs are drawn from this seed (same for every candidate)
+  // Rechecks against slow phases of the machine (docs/measurement.md): a candidate whose median is
+  // within recheck_ratio x the best time known (its batch's included) is measured again in
+  // recheck_rounds later rounds over its batch; the fastest round's times are kept. At most recheck_max
+  // candidates of a batch (the fastest). recheck_rounds = 0 turns it off.
+  int recheck_rounds = 2;
+  double recheck_ratio = 1.6;
+  int recheck_max = 4;
   nlohmann::json to_json() const;
   static MeasureOptions from_json(const nlohmann::json& j);
 };
@@ -53,6 +60,7 @@ struct MeasureResult {
   std::string error_message;
   std::vector<double> run_times_s;  // every timed repeat
   double build_s = 0, run_s = 0;    // wall time spent building and measuring this candidate
+  int rounds = 1;                   // times it was measured (rechecks included); run_times_s are the fastest round's
   /** Median run time, or +infinity on error. */
   double median_s() const;
   /** As records::TuningRecord::timed_s: the median also of an early-aborted candidate's runs (for the

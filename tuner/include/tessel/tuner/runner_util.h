@@ -3,6 +3,7 @@
 #pragma once
 #include <map>
 #include <string>
+#include <vector>
 
 #include "tessel/tuner/measure.h"
 #include "tessel/tuner/worker_protocol.h"
@@ -41,6 +42,21 @@ MeasureResult measure_result_from(const WorkerResponse& resp);
 
 /** Deletes a built artifact: the shared library, or the PTX and the launch description beside it. */
 void remove_artifact(const std::string& path);
+
+/** Whether a candidate just measured at r waits for rechecks (MeasureOptions::recheck_*): it succeeded and
+ *  its median is within recheck_ratio x best_s (the best known so far, this result's included; 0 = none). */
+bool wants_recheck(const MeasureResult& r, const MeasureOptions& opt, double best_s);
+
+/** Of the candidates waiting (waiting[i] != 0), those to measure again now that the batch's first round
+ *  is done: still within recheck_ratio x best_s, the fastest recheck_max of them, in batch order. */
+std::vector<size_t> recheck_set(const std::vector<MeasureResult>& results, const std::vector<char>& waiting,
+                                const MeasureOptions& opt, double best_s);
+
+/** Folds a recheck into r: the faster round's times are kept (slow phases only ever slow a kernel down),
+ *  wall times add up and rounds counts it. A wrong answer or a crash replaces r (a kernel that misbehaves
+ *  once is not correct); other failures (timeouts, a lost worker, an early abort) are the machine's and
+ *  leave r's times. */
+void merge_recheck(MeasureResult& r, const MeasureResult& again);
 
 /** A MeasureResult holding only an error. */
 MeasureResult measure_error(MeasureErrorKind kind, std::string message);
