@@ -3,6 +3,7 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "tessel/tuner/measure.h"
 
@@ -31,6 +32,23 @@ inline tessel::tuner::BuildResult bad_kernel(const std::string& name) {
   b.artifact_path = TESSEL_BAD_KERNELS;
   b.function_name = name;
   return b;
+}
+
+/** A local runner in work_dir that keeps artifacts (the hand-made kernels share one library). */
+inline std::unique_ptr<tessel::tuner::Runner> bad_kernel_runner(const std::string& work_dir) {
+  tessel::tuner::LocalRunnerParams p;
+  p.work_dir = work_dir;
+  p.keep_artifacts = true;
+  return tessel::tuner::make_local_runner(p);
+}
+
+/** One candidate of matmul64() per named hand-made kernel: its inputs and "builds". */
+inline void add_bad_kernels(const std::vector<std::string>& kernels, std::vector<tessel::tuner::MeasureInput>& inputs,
+                            std::vector<tessel::tuner::BuildResult>& builds) {
+  for (auto& k : kernels) {
+    inputs.push_back({matmul64(), {}});
+    builds.push_back(bad_kernel(k));
+  }
 }
 
 }  // namespace measuretest

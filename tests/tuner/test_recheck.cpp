@@ -1,0 +1,190 @@
+// Rechecks against slow phases of the machine (MeasureOptions::recheck_*): which candidates of a batch
+// are measured again, how a recheck folds into a result, the local runner's rounds over the hand-made
+// kernels, and a real tuning run recording its rounds.
+#include <catch2/catch.hpp>
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
+#include "tuner/measure_test_util.h"
+#include "tessel/records/database.h"
+#include "tessel/tuner/runner_util.h"
+#include "tessel/tuner/tuner.h"
+#include "tessel/workload/workload.h"
+
+using namespace tessel;
+using namespace tessel::tuner;
+namespace fs = std::filesystem;
+using namespace measuretest;
+
+namespace {
+
+MeasureResult timed_at(double median_s, double run_s = 0.1) {
+  MeasureResult r;
+  r.run_times_s = {median_s * 1.01, median_s, median_s * 0.99};
+  r.run_s = run_s;
+  return r;
+}
+
+std::string work_dir(const std::string& name) {
+  fs::path p = fs::temp_directory_path() / ("tessel_test_recheck_" + std::to_string(getpid()) + "_" + name);
+  fs::remove_all(p);
+  return p.string();
+}
+
+}  // namespace
+
+TEST_CASE("recheck: the near-best candidates of a batch, the fastest recheck_max of them in batch order",
+          "[tuner][measure][recheck]") {
+  MeasureOptions opt;
+  opt.recheck_rounds = 2;
+  opt.recheck_ratio = 1.6;
+  opt.recheck_max = 2;
+  std::vector<MeasureResult> r = {timed_at(1.0), timed_at(1.5), timed_at(2.0),
+                                  measure_error(MeasureErrorKind::kWrongAnswer, "x"), timed_at(1.1), timed_at(1.05)};
+  CHECK(wants_recheck(r[0], opt, 1.0));
+  CHECK(wants_recheck(r[1], opt, 1.0));
+  CHECK_FALSE(wants_recheck(r[2], opt, 1.0));  // 2x the best
+  CHECK_FALSE(wants_recheck(r[3], opt, 1.0));  // failed
+  CHECK(wants_recheck(r[2], opt, 0));          // no best known yet
+  std::vector<char> waiting = {1, 1, 1, 1, 1, 1};
+  CHECK(recheck_set(r, waiting, opt, 1.0) == std::vector<size_t>{0, 5});
+  waiting[0] = 0;  // handed over already
+  CHECK(recheck_set(r, waiting, opt, 1.0) == std::vector<size_t>{4, 5});
+  opt.recheck_max = 10;
+  CHECK(recheck_set(r, waiting, opt, 1.0) == std::vector<size_t>{1, 4, 5});
+  opt.recheck_rounds = 0;  // off
+  CHECK_FALSE(wants_recheck(r[0], opt, 1.0));
+  CHECK(recheck_set(r, waiting, opt, 1.0).empty());
+}
+
+TEST_CASE("recheck: the faster round is kept; a wrong answer or a crash replaces, the machine's failures do not",
+          "[tuner][measure][recheck]") {
+  MeasureResult r = timed_at(1.5, 0.2);
+  r.build_s = 0.7;
+  merge_recheck(r, timed_at(1.0, 0.3));  // a slow phase ended
+  CHECK(r.median_s() == Approx(1.0));
+  CHECK(r.rounds == 2);
+  CHECK(r.run_s == Approx(0.5));
+  CHECK(r.build_s == 0.7);
+  merge_recheck(r, timed_at(1.4, 0.1));  // slower: ignored
+  CHECK(r.median_s() == Approx(1.0));
+  CHECK(r.rounds == 3);
+  CHECK(r.run_s == Approx(0.6));
+  for (auto kind : {MeasureErrorKind::kRunTimeout, MeasureErrorKind::kWorkerLost, MeasureErrorKind::kEarlyAborted,
+                    MeasureErrorKind::kOutOfMemory}) {
+    MeasureResult m = r;
+    merge_recheck(m, measure_error(kind, "the machine"));
+    CHECK(m.ok());
+    CHECK(m.median_s() == Approx(1.0));
+  }
+  for (auto kind : {MeasureErrorKind::kWrongAnswer, MeasureErrorKind::kRuntimeError}) {
+    MeasureResult m = r;
+    merge_recheck(m, measure_error(kind, "misbehaved on a later round"));
+    CHECK(m.error_kind == kind);
+    CHECK_FALSE(m.ok());
+    CHECK(m.rounds == 4);
+    CHECK(m.build_s == 0.7);
+  }
+}
+
+TEST_CASE("local runner: near-best candidates are measured again after their batch; the rest are handed over at once",
+          "[tuner][measure][recheck]") {
+  std::string dir = work_dir("runner");
+  auto runner = bad_kernel_runner(dir);
+  MeasureOptions opt = quick_options();
+  opt.recheck_rounds = 2;
+  opt.recheck_ratio = 4;  // "slow" is ~40x slower; the good ones are near each other even on a loaded machine
+  opt.recheck_max = 2;
+  std::vector<std::string> kernels = {"good", "slow", "good", "segv", "good", "wrong"};
+  std::vector<MeasureInput> inputs;
+  std::vector<BuildResult> builds;
+  add_bad_kernels(kernels, inputs, builds);
+  std::vector<std::pair<size_t, MeasureResult>> streamed;
+  runner->set_result_callback([&](size_t i, const MeasureResult& m) { streamed.push_back({i, m}); });
+  auto r = runner->run(inputs, builds, opt, 0);
+  REQUIRE(r.size() == kernels.size());
+  REQUIRE(streamed.size() == kernels.size());  // each candidate once, as its final result
+  std::set<size_t> seen;
+  for (auto& [i, m] : streamed) {
+    CHECK(seen.insert(i).second);
+    CHECK(m.error_kind == r[i].error_kind);
+    CHECK(m.rounds == r[i].rounds);
+    CHECK(m.run_times_s == r[i].run_times_s);
+  }
+  std::vector<size_t> rechecked;
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    INFO(kernels[i] << ": " << r[i].error_message);
+    if (kernels[i] == "good") {
+      CHECK(r[i].ok());
+      if (r[i].rounds == 3) rechecked.push_back(i);
+      else CHECK(r[i].rounds == 1);
+    } else {
+      CHECK(r[i].rounds == 1);  // the slow one is far from the best; failures are not rechecked
+    }
+  }
+  CHECK(r[1].error_kind == MeasureErrorKind::kEarlyAborted);  // 40x the first good one
+  CHECK(r[3].error_kind == MeasureErrorKind::kRuntimeError);
+  CHECK(r[5].error_kind == MeasureErrorKind::kWrongAnswer);
+  REQUIRE(rechecked.size() == 2);  // recheck_max of the three good ones
+  // The rechecked ones come last: their later rounds follow the whole batch.
+  CHECK(std::set<size_t>{streamed[4].first, streamed[5].first} == std::set<size_t>(rechecked.begin(), rechecked.end()));
+  for (size_t i : rechecked) CHECK(r[i].run_s > 0);
+
+  // Off: every candidate once, handed over in batch order.
+  opt.recheck_rounds = 0;
+  streamed.clear();
+  r = runner->run(inputs, builds, opt, 0);
+  REQUIRE(streamed.size() == kernels.size());
+  for (size_t i = 0; i < streamed.size(); ++i) {
+    CHECK(streamed[i].first == i);
+    CHECK(r[i].rounds == 1);
+  }
+  runner.reset();
+  fs::remove_all(dir);
+}
+
+TEST_CASE("tune: the rechecked candidates' records carry their rounds and the fastest round's times",
+          "[tuner][measure][recheck]") {
+  std::string dir = work_dir("tune");
+  fs::create_directories(dir);
+  auto w = std::make_shared<workload::Workload>(workload::from_spec("matmul:M=32,N=32,K=32"));
+  TuneOptions o;
+  o.tasks = {{w, 1, "mm"}};
+  o.trials = 8;
+  o.batch_size = 8;
+  o.db_path = dir + "/t.db";
+  o.cost_model = "random";
+  o.refine_model = "none";
+  o.transfer_from = {"none"};
+  o.remeasure_top = 0;
+  o.jobs = 2;
+  o.measure = quick_options(1);
+  o.measure.recheck_rounds = 2;
+  o.measure.recheck_max = 3;
+  o.measure.recheck_ratio = 1e9;  // every candidate that ran is near enough: the fastest three are rechecked
+  o.work_dir = dir + "/work";
+  tune(o);
+  auto recs = records::open_database(o.db_path)->records({w->key, "", false, false, 0});
+  REQUIRE(recs.size() == 8);
+  int with_rounds = 0, ok = 0;
+  for (auto& rec : recs) {
+    ok += rec.ok();
+    CHECK(rec.run_settings["recheck_rounds"] == 2);
+    if (rec.run_settings.contains("rounds")) {
+      CHECK(rec.run_settings["rounds"] == 3);
+      CHECK(rec.ok());
+      CHECK(rec.run_times_s.size() >= 3);  // one round's times, not all three rounds'
+      ++with_rounds;
+    }
+  }
+  CHECK(with_rounds == std::min(ok, 3));
+  CHECK(with_rounds > 0);
+  // Bad settings are refused with the flag's name.
+  o.measure.recheck_ratio = 0.5;
+  CHECK_THROWS_WITH(tune(o), Catch::Contains("--recheck-ratio must be >= 1"));
+  o.measure.recheck_ratio = 1.6;
+  o.measure.recheck_rounds = -1;
+  CHECK_THROWS_WITH(tune(o), Catch::Contains("--recheck-rounds must be >= 0"));
+  fs::remove_all(dir);
+}
