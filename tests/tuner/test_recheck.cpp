@@ -85,6 +85,9 @@ TEST_CASE("recheck: the faster round is kept; a wrong answer or a crash replaces
     CHECK_FALSE(m.ok());
     CHECK(m.rounds == 4);
     CHECK(m.build_s == 0.7);
+    merge_recheck(m, timed_at(0.5));  // a later good round does not make it correct again
+    CHECK(m.error_kind == kind);
+    CHECK(m.rounds == 5);
   }
 }
 

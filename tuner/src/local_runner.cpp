@@ -5,8 +5,8 @@
 //                      rechecks of the near-best candidates (MeasureOptions::recheck_*)
 // runner_util.cpp holds the pieces shared with the RPC runner; see docs/measurement.md for the
 // protocol, the timeouts and the error kinds.
-#include <chrono>
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <mutex>
 

@@ -97,6 +97,11 @@ std::vector<size_t> recheck_set(const std::vector<MeasureResult>& results, const
 void merge_recheck(MeasureResult& r, const MeasureResult& again) {
   double wall = r.run_s + again.run_s;
   int rounds = r.rounds + 1;
+  if (!r.ok()) {  // it misbehaved in an earlier round: that stands
+    r.run_s = wall;
+    r.rounds = rounds;
+    return;
+  }
   bool misbehaves =
       again.error_kind == MeasureErrorKind::kWrongAnswer || again.error_kind == MeasureErrorKind::kRuntimeError;
   if (misbehaves || (again.ok() && again.median_s() < r.median_s())) {

@@ -54,8 +54,8 @@ std::vector<size_t> recheck_set(const std::vector<MeasureResult>& results, const
 
 /** Folds a recheck into r: the faster round's times are kept (slow phases only ever slow a kernel down),
  *  wall times add up and rounds counts it. A wrong answer or a crash replaces r (a kernel that misbehaves
- *  once is not correct); other failures (timeouts, a lost worker, an early abort) are the machine's and
- *  leave r's times. */
+ *  once is not correct, and stays so in later rounds); other failures (timeouts, a lost worker, an early
+ *  abort) are the machine's and leave r's times. */
 void merge_recheck(MeasureResult& r, const MeasureResult& again);
 
 /** A MeasureResult holding only an error. */
