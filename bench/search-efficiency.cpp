@@ -44,11 +44,12 @@
 //
 // --parallel N runs N workloads at once, each in its own process pinned to its own CPU (a workload's runs
 // and its mark stay in one process; on this machine's 2 cores the benchmark takes half the time). They
-// measure one candidate at a time (LocalRunnerParams::measure_lock; --no-measure-lock: at once), while
+// measure one candidate at a time (LocalRunnerParams::measure_lock; --no-measure-lock: at once; --measure-lock
+// FILE shares the lock with other processes, e.g. a second benchmark started on a core the first freed), while
 // building and searching overlap.
 //
 //   scripts/bench search-efficiency [--trials 160] [--random-trials N] [--seeds 3] [--extra-seeds 0] [--first-seed 101] [--parallel 1]
-//                                   [--remeasure-top 8] [--remeasure-rounds 4] [--model costmodel/pretrained/cpu-x86_64[-CPU].model]
+//                                   [--remeasure-top 8] [--remeasure-rounds 4] [--recheck-rounds 2] [--measure-lock FILE] [--model costmodel/pretrained/cpu-x86_64[-CPU].model]
 //                                   [--model-params '{"min_samples":16}'] [--guided-model xgb]
 //                                   [--strategy-params '{"population":128}'] [--modes random,guided,pretrained]
 //                                   [--only SPEC_PART[,SPEC_PART...]] [--curves FILE.csv] [--refine-model auto|none|...] [--no-pretrained-check]
@@ -515,6 +516,7 @@ int main(int argc, char** argv) {
   int recheck_rounds = tuner::MeasureOptions().recheck_rounds;
   uint64_t first_seed = 101;
   bool no_check = false, no_measure_lock = false;
+  std::string measure_lock;
   std::string params_text = "{\"min_samples\":16}", modes_text = "random,guided,pretrained", curves,
               guided_model = "xgb", strategy_text = "{}", refine_model = "auto";
   po::options_description desc("search-efficiency benchmark options");
@@ -532,6 +534,9 @@ int main(int argc, char** argv) {
       "parallel", po::value<int>(&parallel)->default_value(1),
       "workloads run at once, each in its own process pinned to its own CPU (at most the CPUs allowed); they "
       "measure one at a time (a lock), while building and searching overlap")(
+      "measure-lock", po::value<std::string>(&measure_lock),
+      "measure under an exclusive lock on this file (created if missing), shared with any other benchmark or "
+      "tessel tune --measure-lock naming it (with --parallel: instead of the run's own)")(
       "no-measure-lock", po::bool_switch(&no_measure_lock),
       "with --parallel: let the workloads measure at the same time")(
       "remeasure-top", po::value<int>(&remeasure_top)->default_value(8),
@@ -645,7 +650,12 @@ int main(int argc, char** argv) {
   st.measure.recheck_rounds = recheck_rounds;
   st.dir = (std::filesystem::temp_directory_path() / ("tessel-bench-se-" + std::to_string(getpid()))).string();
   std::filesystem::create_directories(st.dir);
-  if (parallel > 1 && !no_measure_lock) st.measure_lock = st.dir + "/measure.lock";
+  if (!measure_lock.empty() && no_measure_lock) {
+    std::cerr << "search-efficiency: give --measure-lock or --no-measure-lock, not both\n";
+    return 2;
+  }
+  if (!measure_lock.empty()) st.measure_lock = measure_lock;
+  else if (parallel > 1 && !no_measure_lock) st.measure_lock = st.dir + "/measure.lock";
   for (auto& m : {"random", "guided", "pretrained"})
     if (("," + modes_text + ",").find(std::string(",") + m + ",") != std::string::npos)
       st.modes.push_back({m, std::string(m) == "random" ? "random" : "evolutionary"});
