@@ -56,16 +56,13 @@
 // --modes and --only run a part (for experiments: the ratios need all three modes); --curves writes every
 // run's per-trial GFLOP/s (the tuning curves). The CSVs (and --curves) are rewritten after each workload finishes, so
 // a run stopped part-way keeps the workloads it finished.
-#include <fcntl.h>
 #include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <boost/program_options.hpp>
-#include <cerrno>
 #include <cmath>
-#include <cstring>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
@@ -659,15 +656,12 @@ int main(int argc, char** argv) {
   }
   if (!measure_lock.empty()) st.measure_lock = measure_lock;
   else if (parallel > 1 && !no_measure_lock) st.measure_lock = st.dir + "/measure.lock";
-  if (!st.measure_lock.empty()) {  // each runner opens it; refuse a bad path here, before any run
-    int fd = ::open(st.measure_lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-    if (fd < 0) {
-      std::cerr << "search-efficiency: cannot open the measure lock " << st.measure_lock << ": "
-                << std::strerror(errno) << "\n";
-      std::filesystem::remove_all(st.dir);
-      return 2;
-    }
-    ::close(fd);
+  try {  // every runner opens the lock: a bad path is refused here, before any run, with the runner's message
+    make_runner(st.dir, st);
+  } catch (const std::exception& e) {
+    std::cerr << "search-efficiency: " << e.what() << "\n";
+    std::filesystem::remove_all(st.dir);
+    return 2;
   }
   for (auto& m : {"random", "guided", "pretrained"})
     if (("," + modes_text + ",").find(std::string(",") + m + ",") != std::string::npos)

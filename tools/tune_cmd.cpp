@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "cli_util.h"
 #include "subcommand.h"
@@ -102,12 +103,12 @@ int run_tune(const std::vector<std::string>& args) {
       "threads", po::value<int>(&o.measure.threads)->default_value(0), "threads of the measured kernels (0 = all)")(
       "repeats", po::value<int>(&o.measure.min_repeats)->default_value(3), "timed runs per candidate, at least")(
       "flush-cache", po::bool_switch(&o.measure.flush_cache), "flush the cache between timed runs")(
-      "recheck-rounds", po::value<int>(&o.measure.recheck_rounds)->default_value(2),
+      "recheck-rounds", po::value<int>(&o.measure.recheck_rounds)->default_value(o.measure.recheck_rounds),
       "measure near-best candidates again in this many later rounds over their batch, keeping the fastest round "
       "(against slow phases of the machine; 0 = off; local measurement only)")(
-      "recheck-ratio", po::value<double>(&o.measure.recheck_ratio)->default_value(1.6),
+      "recheck-ratio", po::value<double>(&o.measure.recheck_ratio)->default_value(o.measure.recheck_ratio, (std::ostringstream() << o.measure.recheck_ratio).str()),
       "near-best: a median within this factor of the best time known")(
-      "recheck-max", po::value<int>(&o.measure.recheck_max)->default_value(4), "candidates rechecked per batch, at most")(
+      "recheck-max", po::value<int>(&o.measure.recheck_max)->default_value(o.measure.recheck_max), "candidates rechecked per batch, at most")(
       "measure-lock", po::value<std::string>(&o.measure_lock),
       "measure each candidate under an exclusive lock on this file (created if missing): tuning runs that share "
       "a machine and name the same file never time kernels at once (local measurement only)")(

@@ -85,7 +85,7 @@ std::vector<size_t> recheck_set(const std::vector<MeasureResult>& results, const
   std::vector<size_t> out;
   for (size_t i = 0; i < results.size() && i < waiting.size(); ++i)
     if (waiting[i] && wants_recheck(results[i], opt, best_s)) out.push_back(i);
-  if (out.size() > size_t(std::max(opt.recheck_max, 0))) {
+  if (out.size() > size_t(opt.recheck_max)) {  // wants_recheck is false unless recheck_max > 0
     std::stable_sort(out.begin(), out.end(),
                      [&](size_t a, size_t b) { return results[a].median_s() < results[b].median_s(); });
     out.resize(size_t(opt.recheck_max));

@@ -436,8 +436,7 @@ class Tuning {
       rec.error_message = m.error_message;
       rec.build_settings = {{"space", r.signature}, {"knobs", cands[i].knobs}, {"strategy", o_.strategy},
                             {"build_s", m.build_s}};
-      rec.run_settings = o_.measure.to_json();
-      if (m.rounds > 1) rec.run_settings["rounds"] = m.rounds;  // run_times_s are the fastest round's
+      rec.run_settings = run_settings_of(m);
       rec.run_id = run_id_;
       db_->add_record(rec);
       recorded[i] = 1;
@@ -469,6 +468,14 @@ class Tuning {
     if (r.strategy->exhausted()) r.state.done = true;
   }
 
+  /** A record's run_settings: the measure options, and the rounds of a rechecked candidate (its
+   *  run_times_s are the fastest round's). */
+  nlohmann::json run_settings_of(const MeasureResult& m) const {
+    nlohmann::json j = o_.measure.to_json();
+    if (m.rounds > 1) j["rounds"] = m.rounds;
+    return j;
+  }
+
   // Re-times the best few records side by side so one noisy lucky run does not decide the winner.
   void remeasure(TaskRun& r) {
     if (o_.remeasure_top <= 0 || r.state.best_latency_s == 0) return;
@@ -486,7 +493,7 @@ class Tuning {
       rec.id = 0;
       rec.timestamp_us = 0;
       rec.run_times_s = results[i].run_times_s;
-      rec.run_settings = o_.measure.to_json();
+      rec.run_settings = run_settings_of(results[i]);
       rec.run_settings["remeasure"] = true;
       rec.run_id = run_id_;
       db_->add_record(rec);
