@@ -177,10 +177,10 @@ int run_tune(const std::vector<std::string>& args) {
               s.stopped_by_time ? " (time budget reached)" : "", fmt_latency(s.estimated_latency_s).c_str(),
               o.db_path.c_str());
   if (use_rpc)
-    std::printf("remote measurement: %lld candidates measured by workers, %lld resent after a lost worker, %lld "
-                "workers lost\n",
-                (long long)remote.stats->measured, (long long)remote.stats->retried,
-                (long long)remote.stats->workers_lost);
+    std::printf("remote measurement: %lld candidates measured by workers (and %lld rechecks), %lld resent after a "
+                "lost worker, %lld workers lost\n",
+                (long long)(remote.stats->measured - remote.stats->rechecks), (long long)remote.stats->rechecks,
+                (long long)remote.stats->retried, (long long)remote.stats->workers_lost);
   if (!json_path.empty()) {
     std::ofstream os(json_path);
     TESSEL_CHECK(bool(os)) << "cannot write " << json_path;

@@ -1,6 +1,9 @@
 // RpcRunner: the tuner's runner for remote workers.
-//   RpcRunner::run      prepare each candidate (reference build, request JSON, artifact bytes), then
-//                       rounds: lease workers, one sending thread per worker, release the leases
+//   RpcRunner::run      prepare each candidate (reference build, request JSON, artifact bytes), measure
+//                       them all (RpcRunner::drain), then the rechecks of the near-best candidates
+//                       (MeasureOptions::recheck_*, as the local runner: recheck_rounds more passes)
+//   RpcRunner::drain    rounds until no candidate is pending: lease workers, one sending thread per
+//                       worker, release the leases
 //   RpcRunner::acquire  lease free workers of the key from the tracker (retrying while the tracker is
 //                       away), or take the --worker addresses
 //   RpcRunner::serve    a worker's thread: take the next candidate, send it, keep the result; on a
@@ -11,6 +14,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <deque>
 #include <filesystem>
@@ -68,7 +72,13 @@ struct Batch {
   std::vector<std::string> lost_ids;
   std::string last_lost;  // why the last worker was given up on
   tuner::MeasureOptions opt;
-  double best = 0;
+  double best = 0;            // the best time known (the tuner's and this batch's)
+  std::vector<char> waiting;  // measured once and near the best: handed over after its rechecks
+  bool rechecking = false;    // a recheck pass: answers fold into the results (tuner::merge_recheck)
+
+  void note(const MeasureResult& r) {
+    if (r.ok() && (best <= 0 || r.median_s() < best)) best = r.median_s();
+  }
 };
 
 class RpcRunner : public tuner::Runner {
@@ -98,34 +108,23 @@ class RpcRunner : public tuner::Runner {
         b.results[i] = tuner::measure_error(MeasureErrorKind::kWorkerLost, std::string("runner error: ") + e.what());
       }
     }
-    auto waiting_since = Clock::now();
-    int stalled_rounds = 0;
-    while (!b.pending.empty()) {
-      std::vector<Leased> workers = acquire(waiting_since);
-      if (workers.empty()) {
-        for (size_t i : b.pending)
-          b.results[i] = tuner::measure_error(
-              MeasureErrorKind::kWorkerLost,
-              "no worker of key '" + p_.key + "' could be had within " + std::to_string(int(p_.wait_for_workers_s)) +
-                  " s (tracker " + p_.tracker + ")" + (last_tracker_error_.empty() ? "" : ": " + last_tracker_error_));
-        b.pending.clear();
-        break;
-      }
-      int64_t before = p_.stats->measured;
-      run_round(workers, b);
-      // Rounds in which every worker was lost before measuring anything (dead workers that are still
-      // listed, or named with --worker) end the batch after max_attempts of them.
-      stalled_rounds = p_.stats->measured > before ? 0 : stalled_rounds + 1;
-      if (!b.pending.empty() && stalled_rounds >= p_.max_attempts) {
-        for (size_t i : b.pending)
-          b.results[i] = tuner::measure_error(MeasureErrorKind::kWorkerLost,
-                                              "every worker was lost in " + std::to_string(stalled_rounds) +
-                                                  " rounds in a row without measuring anything; last: " + b.last_lost);
-        b.pending.clear();
-      }
-      if (!b.pending.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(200));
-      waiting_since = Clock::now();
+    b.waiting.assign(inputs.size(), 0);
+    drain(b);
+    // Rechecks (docs/measurement.md, "Slow phases and rechecks"): more passes over the near-best
+    // candidates, each on whichever worker is free; the rest are handed over now.
+    std::vector<size_t> again = tuner::recheck_set(b.results, b.waiting, opt, b.best);
+    auto hand_over = [&](size_t i) {
+      if (on_result_) on_result_(i, b.results[i]);
+    };
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (b.waiting[i] && !std::binary_search(again.begin(), again.end(), i)) hand_over(i);
+    b.rechecking = true;
+    for (int round = 0; round < opt.recheck_rounds && !again.empty(); ++round) {
+      b.attempts.assign(inputs.size(), 0);
+      b.pending.assign(again.begin(), again.end());
+      drain(b);
     }
+    for (size_t i : again) hand_over(i);
     for (size_t i = 0; i < inputs.size(); ++i) {
       if (i < builds.size()) b.results[i].build_s = builds[i].build_s;
       if (i < builds.size() && builds[i].error_kind == MeasureErrorKind::kNone && !p_.keep_artifacts)
@@ -135,6 +134,55 @@ class RpcRunner : public tuner::Runner {
   }
 
  private:
+  /** Measures the pending candidates: rounds of leased (or direct) workers until none is pending, or no
+   *  worker could be had, or every worker was lost max_attempts rounds in a row. */
+  void drain(Batch& b) {
+    auto waiting_since = Clock::now();
+    int stalled_rounds = 0;
+    while (!b.pending.empty()) {
+      std::vector<Leased> workers = acquire(waiting_since);
+      if (workers.empty()) {
+        give_up(b, "no worker of key '" + p_.key + "' could be had within " +
+                       std::to_string(int(p_.wait_for_workers_s)) + " s (tracker " + p_.tracker + ")" +
+                       (last_tracker_error_.empty() ? "" : ": " + last_tracker_error_));
+        break;
+      }
+      int64_t before = p_.stats->measured;
+      run_round(workers, b);
+      // Rounds in which every worker was lost before measuring anything (dead workers that are still
+      // listed, or named with --worker) end the batch after max_attempts of them.
+      stalled_rounds = p_.stats->measured > before ? 0 : stalled_rounds + 1;
+      if (!b.pending.empty() && stalled_rounds >= p_.max_attempts)
+        give_up(b, "every worker was lost in " + std::to_string(stalled_rounds) +
+                       " rounds in a row without measuring anything; last: " + b.last_lost);
+      if (!b.pending.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      waiting_since = Clock::now();
+    }
+  }
+
+  /** The pending candidates are worker_lost (a recheck pass keeps their earlier result). */
+  void give_up(Batch& b, const std::string& why) {
+    for (size_t i : b.pending) settle(b, i, tuner::measure_error(MeasureErrorKind::kWorkerLost, why));
+    b.pending.clear();
+  }
+
+  /** Candidate i's answer (or final failure): kept, or folded into its result on a recheck pass; handed
+   *  over at once unless it waits for rechecks. Under b.mu where sending threads run. */
+  void settle(Batch& b, size_t i, MeasureResult r) {
+    r.build_s = b.build_s[i];
+    if (b.rechecking) {
+      tuner::merge_recheck(b.results[i], r);
+      b.note(b.results[i]);
+      return;
+    }
+    b.results[i] = std::move(r);
+    b.note(b.results[i]);
+    if (tuner::wants_recheck(b.results[i], b.opt, b.best))
+      b.waiting[i] = 1;
+    else if (on_result_)
+      on_result_(i, b.results[i]);
+  }
+
   /** Passes build errors through; otherwise makes the job and queues it. */
   void prepare(size_t i, const tuner::MeasureInput& in, const tuner::BuildResult* build, Batch& b) {
     auto& r = b.results[i];
@@ -274,21 +322,19 @@ class RpcRunner : public tuner::Runner {
       --b.in_flight;
       b.cv.notify_all();
       if (lost.empty()) {
-        b.results[i] = std::move(r);
-        b.results[i].build_s = b.build_s[i];
         ++p_.stats->measured;
-        if (on_result_) on_result_(i, b.results[i]);
+        if (b.rechecking) ++p_.stats->rechecks;
+        settle(b, i, std::move(r));
         continue;
       }
       ++p_.stats->workers_lost;
       b.lost_ids.push_back(w.worker_id);
       b.last_lost = lost;
       if (++b.attempts[i] >= p_.max_attempts) {
-        b.results[i] = tuner::measure_error(
-            MeasureErrorKind::kWorkerLost,
-            "sent " + std::to_string(b.attempts[i]) + " times, the worker was lost each time; last: " + lost);
-        b.results[i].build_s = b.build_s[i];
-        if (on_result_) on_result_(i, b.results[i]);
+        settle(b, i,
+               tuner::measure_error(MeasureErrorKind::kWorkerLost, "sent " + std::to_string(b.attempts[i]) +
+                                                                       " times, the worker was lost each time; last: " +
+                                                                       lost));
       } else {
         ++p_.stats->retried;
         b.pending.push_front(i);

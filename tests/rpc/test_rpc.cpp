@@ -17,6 +17,7 @@
 #include "tessel/schedule/schedule.h"
 #include "tessel/tuner/measure.h"
 #include "tuner/measure_test_util.h"
+#include "tuner/recheck_test_util.h"
 
 using namespace tessel;
 using namespace tessel::tuner;
@@ -26,7 +27,12 @@ using rpctest::Server;
 
 namespace {
 
-MeasureOptions quick_options() { return measuretest::quick_options(1); }
+/** One thread, no rechecks: the fault tests count measurements (the recheck test turns them on). */
+MeasureOptions quick_options() {
+  MeasureOptions o = measuretest::quick_options(1);
+  o.recheck_rounds = 0;
+  return o;
+}
 
 /** A tracker and n workers of key "cpu" on 127.0.0.1, all with the same token. */
 struct Cluster {
@@ -348,4 +354,38 @@ TEST_CASE("rpc: a worker with --measure-lock measures only while nobody else hol
   runner.reset();
   worker.stop(SIGKILL);
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("rpc: near-best candidates are measured again after their batch, on any worker; the rest at once",
+          "[rpc][recheck]") {
+  Cluster c("recheck", 2);
+  auto p = c.runner_params();
+  auto runner = rpc::make_rpc_runner(p);
+  measuretest::run_recheck_batch(*runner, quick_options());  // the request's early-abort bound is fixed when it is sent
+  CHECK(p.stats->rechecks == 4);  // 2 candidates x 2 rounds
+  CHECK(p.stats->measured == 6 + 4);
+  CHECK(p.stats->workers_lost == 0);
+
+  // Off: every candidate once.
+  std::vector<MeasureInput> inputs;
+  std::vector<BuildResult> builds;
+  measuretest::add_bad_kernels({"good", "slow", "good", "segv", "good", "wrong"}, inputs, builds);
+  for (auto& x : runner->run(inputs, builds, quick_options(), 0)) CHECK(x.rounds == 1);
+  CHECK(p.stats->rechecks == 4);
+  CHECK(p.stats->measured == 10 + 6);
+}
+
+TEST_CASE("rpc: a worker killed during the rechecks: every candidate keeps a measured result", "[rpc][recheck][faults]") {
+  Cluster c("recheck_killed", 2);
+  auto p = c.runner_params();
+  auto runner = rpc::make_rpc_runner(p);
+  MeasureOptions opt = quick_options();
+  opt.min_time_s = 0.25;  // each measurement takes a quarter second: the kill lands mid-recheck
+  opt.recheck_rounds = 2;
+  opt.recheck_ratio = 1e9;  // the 4 fastest of the 8 are rechecked twice: 8 passes after the first 8
+  opt.recheck_max = 4;
+  run_through_fault(*runner, *p.stats, opt, 10, [&] { c.workers[0]->stop(SIGKILL); });
+  CHECK(p.stats->workers_lost >= 1);
+  CHECK(p.stats->measured - p.stats->rechecks == 8);
+  CHECK(p.stats->rechecks >= 2);
 }

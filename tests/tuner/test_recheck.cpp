@@ -7,6 +7,7 @@
 #include <set>
 
 #include "tuner/measure_test_util.h"
+#include "tuner/recheck_test_util.h"
 #include "tessel/records/database.h"
 #include "tessel/tuner/runner_util.h"
 #include "tessel/tuner/tuner.h"
@@ -95,52 +96,21 @@ TEST_CASE("local runner: near-best candidates are measured again after their bat
           "[tuner][measure][recheck]") {
   std::string dir = work_dir("runner");
   auto runner = bad_kernel_runner(dir);
-  MeasureOptions opt = quick_options();
-  opt.recheck_rounds = 2;
-  opt.recheck_ratio = 4;  // "slow" is ~40x slower; the good ones are near each other even on a loaded machine
-  opt.recheck_max = 2;
-  std::vector<std::string> kernels = {"good", "slow", "good", "segv", "good", "wrong"};
-  std::vector<MeasureInput> inputs;
-  std::vector<BuildResult> builds;
-  add_bad_kernels(kernels, inputs, builds);
-  std::vector<std::pair<size_t, MeasureResult>> streamed;
-  runner->set_result_callback([&](size_t i, const MeasureResult& m) { streamed.push_back({i, m}); });
-  auto r = runner->run(inputs, builds, opt, 0);
-  REQUIRE(r.size() == kernels.size());
-  REQUIRE(streamed.size() == kernels.size());  // each candidate once, as its final result
-  std::set<size_t> seen;
-  for (auto& [i, m] : streamed) {
-    CHECK(seen.insert(i).second);
-    CHECK(m.error_kind == r[i].error_kind);
-    CHECK(m.rounds == r[i].rounds);
-    CHECK(m.run_times_s == r[i].run_times_s);
-  }
-  std::vector<size_t> rechecked;
-  for (size_t i = 0; i < kernels.size(); ++i) {
-    INFO(kernels[i] << ": " << r[i].error_message);
-    if (kernels[i] == "good") {
-      CHECK(r[i].ok());
-      if (r[i].rounds == 3) rechecked.push_back(i);
-      else CHECK(r[i].rounds == 1);
-    } else {
-      CHECK(r[i].rounds == 1);  // the slow one is far from the best; failures are not rechecked
-    }
-  }
+  auto r = run_recheck_batch(*runner, quick_options());
   CHECK(r[1].error_kind == MeasureErrorKind::kEarlyAborted);  // 40x the first good one
-  CHECK(r[3].error_kind == MeasureErrorKind::kRuntimeError);
-  CHECK(r[5].error_kind == MeasureErrorKind::kWrongAnswer);
-  REQUIRE(rechecked.size() == 2);  // recheck_max of the three good ones
-  // The rechecked ones come last: their later rounds follow the whole batch.
-  CHECK(std::set<size_t>{streamed[4].first, streamed[5].first} == std::set<size_t>(rechecked.begin(), rechecked.end()));
-  for (size_t i : rechecked) CHECK(r[i].run_s > 0);
 
   // Off: every candidate once, handed over in batch order.
+  MeasureOptions opt = quick_options();
   opt.recheck_rounds = 0;
-  streamed.clear();
+  std::vector<MeasureInput> inputs;
+  std::vector<BuildResult> builds;
+  add_bad_kernels({"good", "slow", "good", "segv", "good", "wrong"}, inputs, builds);
+  std::vector<size_t> streamed;
+  runner->set_result_callback([&](size_t i, const MeasureResult&) { streamed.push_back(i); });
   r = runner->run(inputs, builds, opt, 0);
-  REQUIRE(streamed.size() == kernels.size());
+  REQUIRE(streamed.size() == inputs.size());
   for (size_t i = 0; i < streamed.size(); ++i) {
-    CHECK(streamed[i].first == i);
+    CHECK(streamed[i] == i);
     CHECK(r[i].rounds == 1);
   }
   runner.reset();

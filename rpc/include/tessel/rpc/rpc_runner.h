@@ -13,7 +13,8 @@ namespace tessel::rpc {
 
 /** Counters of an RPC runner (shared with the caller; updated while it runs). */
 struct RpcRunnerStats {
-  std::atomic<int64_t> measured{0};      // candidates answered by a worker
+  std::atomic<int64_t> measured{0};      // measurements answered by a worker (rechecks included)
+  std::atomic<int64_t> rechecks{0};      // of those, recheck passes over near-best candidates
   std::atomic<int64_t> retried{0};       // candidates sent again because their worker was lost
   std::atomic<int64_t> workers_lost{0};  // workers given up on (unreachable, timed out)
 };
@@ -37,7 +38,8 @@ struct RpcRunnerParams {
 };
 
 /** A Runner measuring on remote workers; results come back in input order, and each to the runner's
- *  result callback (Runner::set_result_callback) as it arrives. Never throws from run(). */
+ *  result callback (Runner::set_result_callback) as it is final: at once, or, for a candidate near the
+ *  best, after its rechecks (MeasureOptions::recheck_*, as the local runner). Never throws from run(). */
 std::unique_ptr<tuner::Runner> make_rpc_runner(const RpcRunnerParams& p);
 
 }  // namespace tessel::rpc
