@@ -105,7 +105,7 @@ int run_tune(const std::vector<std::string>& args) {
       "flush-cache", po::bool_switch(&o.measure.flush_cache), "flush the cache between timed runs")(
       "recheck-rounds", po::value<int>(&o.measure.recheck_rounds)->default_value(o.measure.recheck_rounds),
       "measure near-best candidates again in this many later rounds over their batch, keeping the fastest round "
-      "(against slow phases of the machine; 0 = off; local measurement only)")(
+      "(against slow phases of the machine; 0 = off; local and remote measurement)")(
       "recheck-ratio", po::value<double>(&o.measure.recheck_ratio)->default_value(o.measure.recheck_ratio, (std::ostringstream() << o.measure.recheck_ratio).str()),
       "near-best: a median within this factor of the best time known")(
       "recheck-max", po::value<int>(&o.measure.recheck_max)->default_value(o.measure.recheck_max), "candidates rechecked per batch, at most")(

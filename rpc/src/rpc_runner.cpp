@@ -75,10 +75,6 @@ struct Batch {
   double best = 0;            // the best time known (the tuner's and this batch's)
   std::vector<char> waiting;  // measured once and near the best: handed over after its rechecks
   bool rechecking = false;    // a recheck pass: answers fold into the results (tuner::merge_recheck)
-
-  void note(const MeasureResult& r) {
-    if (r.ok() && (best <= 0 || r.median_s() < best)) best = r.median_s();
-  }
 };
 
 class RpcRunner : public tuner::Runner {
@@ -172,11 +168,11 @@ class RpcRunner : public tuner::Runner {
     r.build_s = b.build_s[i];
     if (b.rechecking) {
       tuner::merge_recheck(b.results[i], r);
-      b.note(b.results[i]);
+      tuner::note_best(b.results[i], &b.best);
       return;
     }
     b.results[i] = std::move(r);
-    b.note(b.results[i]);
+    tuner::note_best(b.results[i], &b.best);
     if (tuner::wants_recheck(b.results[i], b.opt, b.best))
       b.waiting[i] = 1;
     else if (on_result_)

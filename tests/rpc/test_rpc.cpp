@@ -182,15 +182,22 @@ TEST_CASE("rpc: crash / hang / memory exhaustion / wrong answers are recorded wi
 }
 
 TEST_CASE("rpc: a worker killed mid-measurement: its candidates are measured elsewhere", "[rpc][faults]") {
-  Cluster c("killed", 2);
+  // Without rechecks, and with the kill landing in the recheck passes (each candidate keeps a result).
+  auto [rounds, after] = GENERATE(std::pair<int, int>{0, 2}, std::pair<int, int>{2, 10});
+  Cluster c("killed" + std::to_string(rounds), 2);
   auto p = c.runner_params();
   auto runner = rpc::make_rpc_runner(p);
   MeasureOptions opt = quick_options();
   opt.min_time_s = 0.25;  // each candidate takes a quarter second: the kill lands mid-measurement
+  opt.recheck_rounds = rounds;
+  opt.recheck_ratio = 1e9;  // with rechecks: the 4 fastest of the 8 twice, 8 passes after the first 8
+  opt.recheck_max = 4;
   // Both workers leased, and a few candidates measured: then one worker dies.
-  run_through_fault(*runner, *p.stats, opt, 2, [&] { c.workers[0]->stop(SIGKILL); });
+  run_through_fault(*runner, *p.stats, opt, after, [&] { c.workers[0]->stop(SIGKILL); });
   CHECK(p.stats->workers_lost >= 1);
-  CHECK(p.stats->measured == 8);
+  CHECK(p.stats->measured - p.stats->rechecks == 8);
+  CHECK(p.stats->rechecks >= (rounds > 0 ? 2 : 0));
+  if (rounds == 0) CHECK(p.stats->rechecks == 0);
   // The tracker forgets the dead worker; the survivor stays free.
   CHECK(rpctest::poll_until(
       [&] {
@@ -373,19 +380,4 @@ TEST_CASE("rpc: near-best candidates are measured again after their batch, on an
   for (auto& x : runner->run(inputs, builds, quick_options(), 0)) CHECK(x.rounds == 1);
   CHECK(p.stats->rechecks == 4);
   CHECK(p.stats->measured == 10 + 6);
-}
-
-TEST_CASE("rpc: a worker killed during the rechecks: every candidate keeps a measured result", "[rpc][recheck][faults]") {
-  Cluster c("recheck_killed", 2);
-  auto p = c.runner_params();
-  auto runner = rpc::make_rpc_runner(p);
-  MeasureOptions opt = quick_options();
-  opt.min_time_s = 0.25;  // each measurement takes a quarter second: the kill lands mid-recheck
-  opt.recheck_rounds = 2;
-  opt.recheck_ratio = 1e9;  // the 4 fastest of the 8 are rechecked twice: 8 passes after the first 8
-  opt.recheck_max = 4;
-  run_through_fault(*runner, *p.stats, opt, 10, [&] { c.workers[0]->stop(SIGKILL); });
-  CHECK(p.stats->workers_lost >= 1);
-  CHECK(p.stats->measured - p.stats->rechecks == 8);
-  CHECK(p.stats->rechecks >= 2);
 }

@@ -34,9 +34,6 @@ class LocalRunner : public Runner {
     std::vector<MeasureResult> out(inputs.size());
     std::vector<char> waiting(inputs.size(), 0);  // measured once, may be rechecked
     double best = best_so_far_s;
-    auto note = [&](const MeasureResult& r) {
-      if (r.ok() && (best <= 0 || r.median_s() < best)) best = r.median_s();
-    };
     // A candidate is handed over once no recheck can follow (at once, unless it is near the best).
     auto finish = [&](size_t i) {
       if (!p_.keep_artifacts) remove_artifact(builds[i].artifact_path);
@@ -54,7 +51,7 @@ class LocalRunner : public Runner {
         continue;
       }
       out[i] = timed(inputs[i], b, opt, best);
-      note(out[i]);
+      note_best(out[i], &best);
       if (wants_recheck(out[i], opt, best))
         waiting[i] = 1;
       else
@@ -68,7 +65,7 @@ class LocalRunner : public Runner {
     for (int round = 0; round < opt.recheck_rounds && !again.empty(); ++round)
       for (size_t i : again) {
         merge_recheck(out[i], timed(inputs[i], builds[i], opt, best));
-        note(out[i]);
+        note_best(out[i], &best);
       }
     for (size_t i : again) finish(i);
     return out;

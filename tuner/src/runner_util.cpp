@@ -75,6 +75,10 @@ WorkerRequest make_measure_request(const workload::Workload& w, const BuildResul
   return req;
 }
 
+void note_best(const MeasureResult& r, double* best_s) {
+  if (r.ok() && (*best_s <= 0 || r.median_s() < *best_s)) *best_s = r.median_s();
+}
+
 bool wants_recheck(const MeasureResult& r, const MeasureOptions& opt, double best_s) {
   if (opt.recheck_rounds <= 0 || opt.recheck_max <= 0 || !r.ok()) return false;
   return best_s <= 0 || r.median_s() <= opt.recheck_ratio * best_s;

@@ -43,6 +43,9 @@ MeasureResult measure_result_from(const WorkerResponse& resp);
 /** Deletes a built artifact: the shared library, or the PTX and the launch description beside it. */
 void remove_artifact(const std::string& path);
 
+/** Lowers *best_s (0 = none yet) to r's median if r succeeded faster. */
+void note_best(const MeasureResult& r, double* best_s);
+
 /** Whether a candidate just measured at r waits for rechecks (MeasureOptions::recheck_*): it succeeded and
  *  its median is within recheck_ratio x best_s (the best known so far, this result's included; 0 = none). */
 bool wants_recheck(const MeasureResult& r, const MeasureOptions& opt, double best_s);
