@@ -38,7 +38,10 @@
 // seeds move a median 2x between runs of the same code). The mark and random's share come from the full runs only. Each full run's two
 // fastest candidates are re-measured with the workload's top ones (and its next fastest, until its fastest is
 // a re-measured one), so its end is a median too:
-// pretrained_end/guided_end_min compares the pretrained run's end with the cold run's of the same seed.
+// pretrained_end/guided_end_min compares the pretrained run's end with the cold run's of the same seed;
+// ends_worse_beyond_noise counts the seeds where the pretrained end is slower by a one-sided Mann-Whitney
+// test at 5% on the two ends' re-measured times (measured side by side): a difference of a few percent
+// between two schedules is often the spread of their measurements, and "worse" should not be a coin flip.
 // The runs CSV's model_fallbacks names the pretrained models that ended on their cold fallback (the
 // online check, TuneOptions::check_pretrained; "-": none).
 //
@@ -74,6 +77,7 @@
 
 #include "common/bench_util.h"
 #include "tessel/codegen/target.h"
+#include "tessel/records/stats.h"
 #include "tessel/runtime/thread_pool.h"
 #include "tessel/tuner/tuner.h"
 
@@ -93,6 +97,7 @@ struct MeasureCache {
   std::map<std::string, tuner::MeasureResult> results;
   std::map<std::string, tuner::MeasureInput> inputs;  // of the candidates really run (for re-measuring)
   std::set<std::string> remeasured;  // candidates whose time is the median of their re-measurements
+  std::map<std::string, std::vector<double>> samples;  // their measured times (s): the first, then each round's
   int64_t measured = 0;  // candidates really built and run
   double best_s = 0;     // best median time so far (early abort of candidates 5x slower, as in tuning)
 };
@@ -247,6 +252,7 @@ size_t remeasure_keys(MeasureCache& cache, const workload::Workload& w, const Se
   }
   for (size_t i = 0; i < todo.size(); ++i) {
     cache.results[todo[i]].run_times_s = {records::median_of(medians[i])};  // the value every trial reads
+    cache.samples[todo[i]] = medians[i];
     cache.remeasured.insert(todo[i]);
   }
   return todo.size();
@@ -381,13 +387,24 @@ nlohmann::json run_workload(const std::string& spec, const Settings& st) {
       curves += '"' + spec + "\"," + r.mode + ',' + std::to_string(r.seed) + ',' + std::to_string(t + 1) + ',' +
                 bench::fmt(r.gflops[t], 3) + '\n';
   }
-  // The pretrained run's end against the guided run's end of the same seed (full runs; re-measured).
+  // The pretrained run's end against the guided run's end of the same seed (full runs; re-measured), and
+  // the seeds where it is slower beyond the noise: its re-measured samples slower than the cold end's by a
+  // one-sided Mann-Whitney test at 5% (the rounds measure both side by side).
   double end_ratio = 0;
+  int pairs = 0, ends_worse = 0, ends_tested = 0;
   for (auto& p : runs)
     for (auto& g : runs)
       if (!p.extra && !g.extra && p.mode == "pretrained" && g.mode == "guided" && p.seed == g.seed) {
         double rp = *std::max_element(p.gflops.begin(), p.gflops.end()), rg = *std::max_element(g.gflops.begin(), g.gflops.end());
         if (rg > 0) end_ratio = end_ratio == 0 ? rp / rg : std::min(end_ratio, rp / rg);
+        ++pairs;
+        std::string kp = fastest(cache, p.keys), kg = fastest(cache, g.keys);
+        if (kp == kg) {
+          ++ends_tested;  // the same schedule
+        } else if (cache.samples.count(kp) && cache.samples.count(kg)) {
+          ++ends_tested;
+          ends_worse += records::slower_beyond_noise(cache.samples.at(kp), cache.samples.at(kg));
+        }
       }
   std::map<std::string, std::vector<double>> t95;
   std::map<std::string, bool> never;
@@ -435,7 +452,9 @@ nlohmann::json run_workload(const std::string& spec, const Settings& st) {
       pair("random", "guided", ratio(tr, rg_bound, tg, g_bound)),
       pair("guided", "pretrained", ratio(tg, g_bound, tp, p_bound)), std::to_string(cache.measured),
       bench::fmt(first_best, 1), std::to_string(t95["guided"].size()) + "/" + std::to_string(t95["pretrained"].size()),
-      end_ratio > 0 ? bench::fmt(end_ratio, 3) : "-", std::to_string(cache.remeasured.size())};
+      end_ratio > 0 ? bench::fmt(end_ratio, 3) : "-",
+      ends_tested == pairs && pairs > 0 ? std::to_string(ends_worse) + "/" + std::to_string(pairs) : "-",
+      std::to_string(cache.remeasured.size())};
   return out;
 }
 
@@ -687,7 +706,8 @@ int main(int argc, char** argv) {
                        "model_fallbacks"}};
     bench::Table main{{"workload", "best_gflops", "random_t95_runs", "random_hits", "random_t95", "guided_t95",
                        "pretrained_t95", "random/guided", "guided/pretrained", "measured", "best_first_gflops",
-                       "seeds_guided/pretrained", "pretrained_end/guided_end_min", "remeasured"}};
+                       "seeds_guided/pretrained", "pretrained_end/guided_end_min", "ends_worse_beyond_noise",
+                       "remeasured"}};
     std::string curves;
     bool failed = false;
   };
@@ -714,7 +734,7 @@ int main(int argc, char** argv) {
       return (v.empty() ? std::string("n/a") : bench::fmt(geomean(v), 2)) + " (" + std::to_string(v.size()) + ")";
     };
     t.main.add({"geometric mean (workloads with both sides reached)", "", "", "", "", "", "", mean_of(r_rg),
-                mean_of(r_gp), "", "", "", "", ""});
+                mean_of(r_gp), "", "", "", "", "", ""});
     return t;
   };
   auto write_tables = [&](const Tables& t) {
@@ -749,7 +769,9 @@ int main(int argc, char** argv) {
               "random samples within 95%%, random_t95_runs as observed; the best %d candidates, each full run's "
               "best 2 and every sample counted as within 95%% (remeasured: how many) re-measured %d times, "
               "best_first_gflops before that; pretrained_end/guided_end_min: the "
-              "lowest over the seeds of the pretrained run's best over the guided run's)\n",
+              "lowest over the seeds of the pretrained run's best over the guided run's; ends_worse_beyond_noise: the seeds "
+              "where the pretrained run's best is slower than the guided run's by a one-sided Mann-Whitney test at 5%% "
+              "on their re-measured times)\n",
               seeds, extra_seeds, (long long)st.trials, (long long)st.random_trials, remeasure_top, remeasure_rounds);
   std::string refine_used;
   try {

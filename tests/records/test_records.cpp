@@ -1,8 +1,10 @@
 // Records and the database API: round trips, best lookup with target matching and its reasons,
 // exact-resume queries, distill, JSON lines.
 #include <catch2/catch.hpp>
+#include <random>
 
 #include "records_test_util.h"
+#include "tessel/records/stats.h"
 #include "tessel/support/version.h"
 
 using namespace tessel;
@@ -257,4 +259,69 @@ TEST_CASE("distill keeps the best k per workload and target", "[records]") {
   CHECK(db->distill(1) == 2);        // in place
   CHECK(db->stats().records == 2);
   CHECK(db->best(test::small_matmul().key, host)->median_s() == Approx(1e-3));
+}
+
+namespace {
+/** Reference for slower_beyond_noise: a permutation test written out (ties count a half), every way of splitting the pooled
+ *  samples into groups of a's and b's sizes, p = the share of splits whose U is at least the observed. */
+bool slower_by_permutations(const std::vector<double>& a, const std::vector<double>& b, double alpha) {
+  std::vector<double> all = a;
+  all.insert(all.end(), b.begin(), b.end());
+  auto u_of = [](const std::vector<double>& x, const std::vector<double>& y) {
+    double u = 0;
+    for (double p : x)
+      for (double q : y) u += p > q ? 1.0 : p == q ? 0.5 : 0.0;
+    return u;
+  };
+  double observed = u_of(a, b);
+  size_t n = all.size(), at_least = 0, splits = 0;
+  for (uint32_t mask = 0; mask < (1u << n); ++mask) {
+    if (size_t(__builtin_popcount(mask)) != a.size()) continue;
+    std::vector<double> x, y;
+    for (size_t i = 0; i < n; ++i) (mask >> i & 1 ? x : y).push_back(all[i]);
+    ++splits;
+    at_least += u_of(x, y) >= observed - 1e-9;
+  }
+  return double(at_least) / double(splits) < alpha;
+}
+}  // namespace
+
+TEST_CASE("slower_beyond_noise: a one-sided Mann-Whitney test on measured times", "[records]") {
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> noise(0.0, 0.03);  // 3% spread, as between measurements here
+  auto times = [&](double mean, size_t k) {
+    std::vector<double> t;
+    for (size_t i = 0; i < k; ++i) t.push_back(mean * (1.0 + noise(rng)));
+    return t;
+  };
+  // Against the permutation test written out, on random samples of several sizes and gaps (ties too).
+  int agree = 0, slower = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    size_t n = 3 + trial % 4, m = 3 + (trial / 4) % 4;
+    double gap = 1.0 + 0.02 * double(trial % 5);
+    std::vector<double> a = times(gap * 1e-3, n), b = times(1e-3, m);
+    if (trial % 7 == 0) a[0] = b[0];  // a tie
+    bool got = records::slower_beyond_noise(a, b), want = slower_by_permutations(a, b, 0.05);
+    if (trial % 7 == 0) {
+      CHECK((!got || want));  // with a tie: never "slower" where the permutation test says no
+    } else {
+      CHECK(got == want);
+      agree += got == want;
+    }
+    slower += got;
+  }
+  CHECK(agree == 400 - 58);  // the trials without a tie
+  CHECK(slower > 40);  // the larger gaps are told apart (the test is not always false)
+  CHECK(slower < 360);  // and the small ones are not (nor always true)
+  // Clearly slower: yes; the other way round, or the same distribution: rarely (about alpha).
+  std::vector<double> fast = times(1e-3, 5), slow = times(1.3e-3, 5);
+  CHECK(records::slower_beyond_noise(slow, fast));
+  CHECK_FALSE(records::slower_beyond_noise(fast, slow));
+  int false_alarms = 0;
+  for (int i = 0; i < 2000; ++i) false_alarms += records::slower_beyond_noise(times(1e-3, 5), times(1e-3, 5));
+  CHECK(false_alarms > 20);   // 5 a side: P(U >= 21) = 12/252 = 4.8%
+  CHECK(false_alarms < 160);
+  // Fewer than 3 samples a side: no evidence either way.
+  CHECK_FALSE(records::slower_beyond_noise({2e-3, 2e-3}, {1e-3, 1e-3, 1e-3}));
+  CHECK_FALSE(records::slower_beyond_noise({2e-3, 2e-3, 2e-3}, {}));
 }
