@@ -35,7 +35,9 @@
 // --extra-seeds E adds E seeds of the guided and pretrained modes after the mark is set; each stops after
 // the batch in which it reaches 95% of the mark with a re-measured candidate (TuneOptions::stop_when),
 // so a seed costs its trials to the mark, not the budget, and the medians are over seeds + E runs (3
-// seeds move a median 2x between runs of the same code). The mark and random's share come from the full runs only. Each full run's two
+// seeds move a median 2x between runs of the same code; --extra-until MINUTES starts none after that time
+// from the benchmark's start and leaves out one stopped then, so a run with a deadline still ends with a
+// row). The mark and random's share come from the full runs only. Each full run's two
 // fastest candidates are re-measured with the workload's top ones (and its next fastest, until its fastest is
 // a re-measured one), so its end is a median too:
 // pretrained_end/guided_end_min compares the pretrained run's end with the cold run's of the same seed;
@@ -51,7 +53,7 @@
 // FILE shares the lock with other processes, e.g. a second benchmark started on a core the first freed), while
 // building and searching overlap.
 //
-//   scripts/bench search-efficiency [--trials 160] [--random-trials N] [--seeds 3] [--extra-seeds 0] [--first-seed 101] [--parallel 1]
+//   scripts/bench search-efficiency [--trials 160] [--random-trials N] [--seeds 3] [--extra-seeds 0] [--extra-until MINUTES] [--first-seed 101] [--parallel 1]
 //                                   [--remeasure-top 8] [--remeasure-rounds 4] [--recheck-rounds 2] [--measure-lock FILE] [--model costmodel/pretrained/cpu-x86_64[-CPU].model]
 //                                   [--model-params '{"min_samples":16}'] [--guided-model xgb]
 //                                   [--strategy-params '{"population":128}'] [--modes random,guided,pretrained]
@@ -65,6 +67,7 @@
 
 #include <algorithm>
 #include <boost/program_options.hpp>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -96,8 +99,9 @@ std::string trace_key(const tuner::MeasureInput& in) {
 struct MeasureCache {
   std::map<std::string, tuner::MeasureResult> results;
   std::map<std::string, tuner::MeasureInput> inputs;  // of the candidates really run (for re-measuring)
-  std::set<std::string> remeasured;  // candidates whose time is the median of their re-measurements
-  std::map<std::string, std::vector<double>> samples;  // their measured times (s): the first, then each round's
+  // The re-measured candidates (their time is the median of these): their measured times (s), the first,
+  // then each round's.
+  std::map<std::string, std::vector<double>> samples;
   int64_t measured = 0;  // candidates really built and run
   double best_s = 0;     // best median time so far (early abort of candidates 5x slower, as in tuning)
 };
@@ -210,6 +214,9 @@ struct Settings {
   uint64_t first_seed = 101;
   bool tty = false;
   bool check_pretrained = true;  // TuneOptions::check_pretrained (--no-pretrained-check)
+  // --extra-until: no extra seed starts after this, and one running then is stopped and left out
+  // (steady_clock is the system's monotonic clock: the same in the worker processes)
+  std::chrono::steady_clock::time_point extra_until = std::chrono::steady_clock::time_point::max();
   tuner::MeasureOptions measure;
   int64_t budget_of(const std::string& mode) const { return mode == "random" ? random_trials : trials; }
 };
@@ -232,13 +239,13 @@ size_t remeasure_keys(MeasureCache& cache, const workload::Workload& w, const Se
   std::vector<std::string> todo;
   for (auto& k : keys) {
     auto it = cache.results.find(k);
-    if (it != cache.results.end() && it->second.ok() && !cache.remeasured.count(k) && cache.inputs.count(k))
+    if (it != cache.results.end() && it->second.ok() && !cache.samples.count(k) && cache.inputs.count(k))
       todo.push_back(k);
   }
   if (todo.empty() || st.remeasure_rounds <= 0) return 0;
   std::vector<tuner::MeasureInput> inputs;
-  std::vector<std::vector<double>> medians;
-  for (auto& k : todo) inputs.push_back(cache.inputs.at(k)), medians.push_back({cache.results.at(k).median_s()});
+  std::vector<std::vector<double>> samples;  // per candidate: its first time, then each round's
+  for (auto& k : todo) inputs.push_back(cache.inputs.at(k)), samples.push_back({cache.results.at(k).median_s()});
   std::string wd = st.dir + "/remeasure-" + w.key;
   auto builder = tuner::make_local_builder(wd, 0);
   auto runner = make_runner(wd, st);
@@ -248,12 +255,11 @@ size_t remeasure_keys(MeasureCache& cache, const workload::Workload& w, const Se
   for (int r = 0; r < st.remeasure_rounds; ++r) {
     auto res = runner->run(inputs, built, plain, 0);
     for (size_t i = 0; i < res.size(); ++i)
-      if (res[i].ok()) medians[i].push_back(res[i].median_s());
+      if (res[i].ok()) samples[i].push_back(res[i].median_s());
   }
   for (size_t i = 0; i < todo.size(); ++i) {
-    cache.results[todo[i]].run_times_s = {records::median_of(medians[i])};  // the value every trial reads
-    cache.samples[todo[i]] = medians[i];
-    cache.remeasured.insert(todo[i]);
+    cache.results[todo[i]].run_times_s = {records::median_of(samples[i])};  // the value every trial reads
+    cache.samples[todo[i]] = samples[i];
   }
   return todo.size();
 }
@@ -303,8 +309,10 @@ nlohmann::json run_workload(const std::string& spec, const Settings& st) {
     return m.ok() ? w->flop_count() / m.median_s() / 1e9 : 0.0;
   };
   // One tuning run (index: its place among the seeds, for its database); stop_at > 0 ends it after the
-  // batch in which its best reaches stop_at GFLOP/s (read from the cache, as the trials-to-95% below).
+  // batch in which its best reaches stop_at GFLOP/s (read from the cache, as the trials-to-95% below), or
+  // when --extra-until is past (then it is left out: it neither reached the mark nor used its budget).
   auto tune_run = [&](const std::string& mode, const std::string& strategy, int index, double stop_at) {
+    bool cut = false;
     Run run{spec, mode, st.first_seed + uint64_t(index), stop_at > 0, {}, {}, "-"};
     tuner::TuneOptions o;
     o.tasks = {{w, 1, spec}};
@@ -330,6 +338,7 @@ nlohmann::json run_workload(const std::string& spec, const Settings& st) {
     };
     if (stop_at > 0)
       o.stop_when = [&](const tuner::TuneSummary&) {
+        if (std::chrono::steady_clock::now() >= st.extra_until) return cut = true;
         // A candidate reaches the mark only with its re-measured time (as the full runs' do, below).
         std::set<std::string> reached;
         for (auto& k : run.keys)
@@ -344,7 +353,11 @@ nlohmann::json run_workload(const std::string& spec, const Settings& st) {
                    st.tty ? "   " : "\n");
     });
     for (auto& f : done.tasks[0].fallbacks) run.fallbacks = (run.fallbacks == "-" ? "" : run.fallbacks + "+") + f;
-    runs.push_back(std::move(run));
+    if (cut)
+      std::fprintf(stderr, "%s %s seed %llu: stopped at --extra-until after %zu trials; left out\n", spec.c_str(),
+                   mode.c_str(), (unsigned long long)run.seed, run.keys.size());
+    else
+      runs.push_back(std::move(run));
   };
   for (int s = 0; s < st.seeds; ++s)
     for (auto& [mode, strategy] : st.modes) tune_run(mode, strategy, s, 0);
@@ -379,7 +392,8 @@ nlohmann::json run_workload(const std::string& spec, const Settings& st) {
   // only its trials to the mark (what the medians below need), not the whole budget.
   for (int e = 0; e < st.extra_seeds; ++e)
     for (auto& [mode, strategy] : st.modes)
-      if (mode != "random") tune_run(mode, strategy, st.seeds + e, 0.95 * best);
+      if (mode != "random" && std::chrono::steady_clock::now() < st.extra_until)
+        tune_run(mode, strategy, st.seeds + e, 0.95 * best);
   std::string curves;
   for (auto& r : runs) {
     for (auto& k : r.keys) r.gflops.push_back(gflops_of(k));
@@ -454,7 +468,7 @@ nlohmann::json run_workload(const std::string& spec, const Settings& st) {
       bench::fmt(first_best, 1), std::to_string(t95["guided"].size()) + "/" + std::to_string(t95["pretrained"].size()),
       end_ratio > 0 ? bench::fmt(end_ratio, 3) : "-",
       ends_tested == pairs && pairs > 0 ? std::to_string(ends_worse) + "/" + std::to_string(pairs) : "-",
-      std::to_string(cache.remeasured.size())};
+      std::to_string(cache.samples.size())};
   return out;
 }
 
@@ -531,6 +545,7 @@ int main(int argc, char** argv) {
   std::string csv, model;
   std::string list = TESSEL_SOURCE_DIR "/costmodel/pretrained/workloads.txt", only, pretrained_records = "pretrained";
   int64_t trials = 160, random_trials = 0;
+  double extra_until_min = 0;
   int seeds = 3, extra_seeds = 0, batch = 8, parallel = 1, remeasure_top = 8, remeasure_rounds = 4;
   int recheck_rounds = tuner::MeasureOptions().recheck_rounds;
   uint64_t first_seed = 101;
@@ -548,6 +563,9 @@ int main(int argc, char** argv) {
       "extra-seeds", po::value<int>(&extra_seeds)->default_value(0),
       "more seeds of the guided and pretrained modes after the mark is set, each stopping once it reaches 95% "
       "of it (their medians count every seed; the mark and random's share come from the full runs)")(
+      "extra-until", po::value<double>(&extra_until_min),
+      "minutes after the start past which no extra seed starts; one running then is stopped and left out (the "
+      "seeds_guided/pretrained column counts the runs kept; the full runs always finish)")(
       "first-seed", po::value<uint64_t>(&first_seed)->default_value(101), "seeds are first-seed, first-seed + 1, ...")(
       "batch", po::value<int>(&batch)->default_value(8), "candidates per round")(
       "parallel", po::value<int>(&parallel)->default_value(1),
@@ -653,9 +671,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (parallel < 1 || seeds < 1 || extra_seeds < 0 || remeasure_top < 0 || remeasure_rounds < 0 ||
-      recheck_rounds < 0) {
+      recheck_rounds < 0 || !(extra_until_min > 0 || !vm.count("extra-until"))) {
     std::cerr << "search-efficiency: --parallel and --seeds must be >= 1, --extra-seeds, --remeasure-top, "
-                 "--remeasure-rounds and --recheck-rounds >= 0\n";
+                 "--remeasure-rounds and --recheck-rounds >= 0, --extra-until > 0\n";
     return 2;
   }
   Settings st;
@@ -665,6 +683,10 @@ int main(int argc, char** argv) {
   st.model_params = model_params, st.strategy_params = strategy_params;
   st.trials = trials, st.random_trials = random_trials > 0 ? random_trials : trials;
   st.seeds = seeds, st.extra_seeds = extra_seeds, st.first_seed = first_seed, st.batch = batch, st.remeasure_top = remeasure_top, st.remeasure_rounds = remeasure_rounds;
+  if (vm.count("extra-until"))
+    st.extra_until = std::chrono::steady_clock::now() +
+                     std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                         std::chrono::duration<double, std::ratio<60>>(extra_until_min));
   st.measure.threads = 1;
   st.measure.recheck_rounds = recheck_rounds;
   st.dir = (std::filesystem::temp_directory_path() / ("tessel-bench-se-" + std::to_string(getpid()))).string();
@@ -764,8 +786,8 @@ int main(int argc, char** argv) {
   bench::Table& table = tables.main;
   std::fprintf(stderr, "\n");
   runs_table.print();
-  std::printf("\ntrials to reach 95%% of the best throughput found (median over %d seeds, + %d for guided and "
-              "pretrained that stop at the mark; budget %lld trials, %lld for random; random_t95 from the share of "
+  std::printf("\ntrials to reach 95%% of the best throughput found (median over %d seeds, + up to %d for guided "
+              "and pretrained that stop at the mark (seeds_guided/pretrained: the runs counted); budget %lld trials, %lld for random; random_t95 from the share of "
               "random samples within 95%%, random_t95_runs as observed; the best %d candidates, each full run's "
               "best 2 and every sample counted as within 95%% (remeasured: how many) re-measured %d times, "
               "best_first_gflops before that; pretrained_end/guided_end_min: the "

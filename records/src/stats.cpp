@@ -22,7 +22,7 @@ bool slower_beyond_noise(const std::vector<double>& a, const std::vector<double>
         continue;
       }
       for (size_t v = 0; v <= k * j; ++v)
-        count[k][j][v] = (v >= j && v - j < count[k - 1][j].size() ? count[k - 1][j][v - j] : 0.0) +
+        count[k][j][v] = (v >= j ? count[k - 1][j][v - j] : 0.0) +
                          (v < count[k][j - 1].size() ? count[k][j - 1][v] : 0.0);
     }
   double total = 0, tail = 0;
@@ -32,6 +32,5 @@ bool slower_beyond_noise(const std::vector<double>& a, const std::vector<double>
   }
   return tail / total < alpha;
 }
-
 
 }  // namespace tessel::records
