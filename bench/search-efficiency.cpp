@@ -636,7 +636,8 @@ int main(int argc, char** argv) {
       else if (k == "refine_shortlist") strategy_params.refine_shortlist = v.get<int>();
       else if (k == "refine_explore") strategy_params.refine_explore = v.get<double>();
       else if (k == "stall_batches") strategy_params.stall_batches = v.get<int>();
-      else throw std::runtime_error("unknown key '" + k + "' (epsilon, population, generations, crossover_prob, local_mutation, refine_shortlist, refine_explore, stall_batches)");
+      else if (k == "polish") strategy_params.polish = v.get<double>();
+      else throw std::runtime_error("unknown key '" + k + "' (epsilon, population, generations, crossover_prob, local_mutation, refine_shortlist, refine_explore, stall_batches, polish)");
     }
   } catch (const std::exception& e) {
     std::cerr << "search-efficiency: --strategy-params: " << e.what() << "\n";
@@ -671,7 +672,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (parallel < 1 || seeds < 1 || extra_seeds < 0 || remeasure_top < 0 || remeasure_rounds < 0 ||
-      recheck_rounds < 0 || !(extra_until_min > 0 || !vm.count("extra-until"))) {
+      recheck_rounds < 0 || (vm.count("extra-until") && !(extra_until_min > 0))) {
     std::cerr << "search-efficiency: --parallel and --seeds must be >= 1, --extra-seeds, --remeasure-top, "
                  "--remeasure-rounds and --recheck-rounds >= 0, --extra-until > 0\n";
     return 2;

@@ -77,10 +77,13 @@ int run_tune(const std::vector<std::string>& args) {
       "the refine model chooses each batch's model-guided part among this many times as many")(
       "refine-explore", po::value<double>(&o.strategy_params.refine_explore)->default_value(-1, "auto"),
       "share of that shortlist drawn from outside the cost model's population: half mutants of the best "
-      "measured, half random samples (auto: 1 with a cold cost model, 0.25 with a pretrained one)")(
+      "measured, half random samples (auto: 1 with a cold cost model, 0.5 with a pretrained one)")(
       "stall-batches", po::value<int>(&o.strategy_params.stall_batches)->default_value(4),
       "after this many batches without a new best (1% above the old), that whole shortlist is drawn from "
       "outside the population until one comes (0: never)")(
+      "polish", po::value<double>(&o.strategy_params.polish)->default_value(0.25),
+      "share of each batch's model-chosen part given to single-knob variants of the best measured candidate, "
+      "best-ranked first (0 to 1)")(
       "no-pretrained-check", po::bool_switch(&no_check),
       "trust a pretrained cost or refine model throughout (default: each is checked against the cold model on the "
       "measured batches, and the run switches to the cold one when that orders them clearly better)")(

@@ -9,6 +9,8 @@
 // best measured candidates and half random samples. A refine model that needs no data (the analytic
 // prior of a cold one) so chooses from the first batch on. After stall_batches batches without a new
 // best, the whole shortlist is drawn so until one comes: the cost model's favourites have stopped paying.
+// A share `polish` of the model-chosen part goes first to single-knob variants of the best measured
+// candidate (a coordinate step, best-ranked first) until its neighbourhood is measured.
 #include <algorithm>
 #include <numeric>
 
@@ -43,7 +45,10 @@ class EvolutionarySearch : public StrategyBase {
       // Best-scored members not measured before; with a trained refine model, a shortlist of
       // refine_shortlist times as many (the share refine_explore of it from outside the population, all of
       // it while the cost model is untrained), re-ranked by it.
-      int want = n - n_random;
+      std::vector<Candidate> polished = polish(size_t(double(n - n_random) * p_.polish + 0.5), &taken);
+      for (auto& c : polished) seen_.insert(c.trace_hash);
+      out = std::move(polished);
+      int want = n - n_random - int(out.size());
       size_t listed = size_t(want) * size_t(refining ? p_.refine_shortlist : 1);
       bool stalled = p_.stall_batches > 0 && since_best_ >= p_.stall_batches;
       double explore = screening && !stalled ? std::clamp(p_.refine_explore, 0.0, 1.0) : 1.0;
@@ -83,6 +88,38 @@ class EvolutionarySearch : public StrategyBase {
     c = ranked(m, std::move(c));
     if (c.size() > k) c.resize(k);
     return c;
+  }
+  /** Up to n fresh single-knob variants of the best measured candidate, not in taken (added to it): every
+   *  other option of a knob with at most 8 options, the neighbouring ones (near()) of a larger knob; the
+   *  refine model's best when it is trained, else the cost model's, else a random n of them. */
+  std::vector<Candidate> polish(size_t n, std::set<std::string>* taken) {
+    std::vector<const Measured*> best = best_measured(1);
+    if (n == 0 || best.empty()) return {};
+    const KnobValues& k = best[0]->c.knobs;
+    std::vector<Candidate> out;
+    for (size_t i = 0; i < k.size(); ++i) {
+      std::vector<int> options;
+      int count = int(space_.knobs()[i].options.size());
+      if (count <= 8) {
+        for (int o = 0; o < count; ++o) options.push_back(o);
+      } else {
+        options = near(i, k[i]);
+      }
+      for (int o : options) {
+        KnobValues v = k;
+        v[i] = o;
+        Candidate c;
+        if (o == k[i] || !realize(v, &c) || !fresh(c, *taken)) continue;
+        taken->insert(c.trace_hash);
+        out.push_back(std::move(c));
+      }
+    }
+    std::shuffle(out.begin(), out.end(), rng_);
+    costmodel::CostModel* m = ranking_model();
+    if (m && out.size() > n) out = ranked(*m, std::move(out));
+    for (size_t r = n; r < out.size(); ++r) taken->erase(out[r].trace_hash);
+    if (out.size() > n) out.resize(n);
+    return out;
   }
   /** Up to n fresh mutants of the best measured candidates (the better, the likelier a parent), not in
    *  taken (added to it): the refine stage's local search. */

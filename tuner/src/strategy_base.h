@@ -108,8 +108,7 @@ class StrategyBase : public SearchStrategy {
       // measured, the rest join the population (suggested_pool_) instead of taking batches of their own;
       // the search's own choices fill the batch (a hedge: other workloads' best can mislead).
       n = (n + 1) / 2;
-      costmodel::CostModel* m = refine_ && refine_->trained() ? refine_ : model_ && model_->trained() ? model_ : nullptr;
-      if (m) out = ranked(*m, std::move(out));
+      if (costmodel::CostModel* m = ranking_model()) out = ranked(*m, std::move(out));
       for (size_t r = size_t(n); r < out.size(); ++r) {
         taken->erase(out[r].trace_hash);
         suggested_pool_.push_back(std::move(out[r]));
@@ -146,6 +145,11 @@ class StrategyBase : public SearchStrategy {
     std::vector<costmodel::Candidate> mc;
     for (auto& x : c) mc.push_back({&space_.workload(), &x.trace});
     return m.predict(mc);
+  }
+  /** The model that orders a handful of candidates: the refine model when trained, else the cost model
+   *  when trained, else none. */
+  costmodel::CostModel* ranking_model() const {
+    return refine_ && refine_->trained() ? refine_ : model_ && model_->trained() ? model_ : nullptr;
   }
   /** c ordered by model m's scores, best first (stable: ties keep c's order). */
   std::vector<Candidate> ranked(costmodel::CostModel& m, std::vector<Candidate> c) const {

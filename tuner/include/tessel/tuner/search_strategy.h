@@ -41,6 +41,10 @@ struct StrategyParams {
                                // (1% above the old), the whole shortlist is drawn (as refine_explore 1) until
                                // one comes (0: never); a pretrained model's favourites can hold a run in one
                                // family of schedules
+  double polish = 0.25;        // evolutionary: share of each batch's model-chosen part given to single-knob
+                               // variants of the best measured candidate (every other option of a knob with
+                               // at most 8, the neighbouring ones of a larger one), the refine model's (else
+                               // the cost model's) best first: the last few percent are often one knob away
 };
 
 class SearchStrategy {
