@@ -472,6 +472,17 @@ nlohmann::json run_workload(const std::string& spec, const Settings& st) {
   return out;
 }
 
+/** run_workload, with a failure (a measurement error, a lock file removed under the run) reported and
+ *  returned as null, so the other workloads still run and their tables are written. */
+nlohmann::json run_workload_or_null(const std::string& spec, const Settings& st) {
+  try {
+    return run_workload(spec, st);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "search-efficiency: %s: %s\n", spec.c_str(), e.what());
+    return nullptr;
+  }
+}
+
 /** Runs the workloads in worker processes, at most `parallel` at once, each pinned to its own CPU (a
  *  workload's runs share one measurement cache, so they stay in one process). Results by index; a
  *  worker that failed leaves null. on_done(results so far) after each workload (null: not done). */
@@ -499,20 +510,15 @@ std::vector<nlohmann::json> run_parallel(const std::vector<std::string>& specs, 
         CPU_SET(cpu, &one);
         sched_setaffinity(0, sizeof(one), &one);
         runtime::set_num_threads(1);
-        try {
-          nlohmann::json r = run_workload(specs[next], st);
-          std::ofstream(file_of(next)) << r.dump();
-          std::fflush(nullptr);
-          _exit(0);
-        } catch (const std::exception& e) {
-          std::fprintf(stderr, "search-efficiency: %s: %s\n", specs[next].c_str(), e.what());
-          _exit(1);
-        }
+        nlohmann::json r = run_workload_or_null(specs[next], st);
+        if (!r.is_null()) std::ofstream(file_of(next)) << r.dump();
+        std::fflush(nullptr);
+        _exit(r.is_null() ? 1 : 0);
       }
       if (pid < 0) {
         std::fprintf(stderr, "search-efficiency: fork failed; running %s here\n", specs[next].c_str());
         runtime::set_num_threads(1);
-        results[next] = run_workload(specs[next], st);
+        results[next] = run_workload_or_null(specs[next], st);
         on_done(results);
         cpus.push_back(cpu);
       } else {
@@ -778,7 +784,7 @@ int main(int argc, char** argv) {
   } else {
     runtime::set_num_threads(1);
     for (size_t i = 0; i < specs.size(); ++i) {
-      results[i] = run_workload(specs[i], st);
+      results[i] = run_workload_or_null(specs[i], st);
       on_done(results);
     }
   }

@@ -363,9 +363,43 @@ std::unique_ptr<LearnedModel> load_cost_model(const std::string& path, const Mod
 }
 
 namespace {
-// $env when set (it must be a file), else the model of this CPU (cpu-x86_64-CPU.SUFFIX), else the default
-// one (cpu-x86_64.SUFFIX); each first in share/tessel/ next to the running binary's bin/, then in the source
-// tree.
+// CPUs whose kernels look alike to a cost model: groups of one vendor and vector width, closest first.
+// A CPU without a shipped model of its own takes one of its group, else one of another group of the same
+// vector width (an AVX2 machine's timings rank AVX2 code; an AVX-512 model has learned 16-lane loops).
+struct CpuKin {
+  const char* width;
+  std::vector<std::string> cpus;
+};
+const std::vector<CpuKin>& cpu_kin() {
+  static const std::vector<CpuKin> kin = {
+      {"avx2", {"znver3", "znver2", "znver1"}},
+      {"avx2", {"alderlake", "raptorlake", "meteorlake", "arrowlake", "skylake", "broadwell", "haswell"}},
+      {"avx512", {"znver4"}},  // znver5 is not here: the default model is a Zen 5 collection
+      {"avx512", {"sapphirerapids", "emeraldrapids", "graniterapids", "icelake-server", "icelake-client", "tigerlake",
+                  "rocketlake", "cooperlake", "cascadelake", "cannonlake", "skylake-avx512"}},
+  };
+  return kin;
+}
+}  // namespace
+
+std::vector<std::string> similar_cpus(const std::string& cpu) {
+  const CpuKin* own = nullptr;
+  for (auto& k : cpu_kin())
+    for (auto& c : k.cpus)
+      if (c == cpu) own = &k;
+  std::vector<std::string> out;
+  if (!own) return out;
+  for (auto& c : own->cpus)
+    if (c != cpu) out.push_back(c);
+  for (auto& k : cpu_kin())
+    if (&k != own && std::string(k.width) == own->width) out.insert(out.end(), k.cpus.begin(), k.cpus.end());
+  return out;
+}
+
+namespace {
+// $env when set (it must be a file), else the model of this CPU (cpu-x86_64-CPU.SUFFIX), else the one of the
+// closest CPU shipped (similar_cpus), else the default one (cpu-x86_64.SUFFIX); each first in share/tessel/
+// next to the running binary's bin/, then in the source tree.
 std::string find_pretrained(const std::string& cpu, const char* suffix, const char* env_name) {
   std::vector<std::string> tried;
   std::error_code ec;
@@ -382,7 +416,10 @@ std::string find_pretrained(const std::string& cpu, const char* suffix, const ch
   if (!ec) dirs.push_back(exe.parent_path().parent_path() / "share" / "tessel");
   dirs.push_back(TESSEL_PRETRAINED_SOURCE_DIR);
   std::vector<std::string> files;
-  if (!cpu.empty() && cpu != "generic") files.push_back(std::string(kPretrainedStem) + "-" + cpu + suffix);
+  if (!cpu.empty() && cpu != "generic") {
+    files.push_back(std::string(kPretrainedStem) + "-" + cpu + suffix);
+    for (auto& kin : similar_cpus(cpu)) files.push_back(std::string(kPretrainedStem) + "-" + kin + suffix);
+  }
   files.push_back(std::string(kPretrainedStem) + suffix);
   for (auto& file : files)
     for (auto& dir : dirs)

@@ -64,6 +64,9 @@ TEST_CASE("local builder + runner: real matmul candidates are checked and timed"
   auto builder = make_local_builder(dir, 2);
   auto runner = make_local_runner(dir);
   MeasureOptions opt = quick_options();
+  // Every candidate is timed in full here: on a loaded machine one preempted first run of a 64^3 kernel
+  // can take 10x the best so far and end early (early_aborted has its own test, test_measure_worker).
+  opt.early_abort_ratio = 0;
   std::vector<MeasureInput> inputs = {{matmul64(), {}},
                                       {matmul64(), tiled_trace()},
                                       {matmul64(), unrolled_trace()},
@@ -95,6 +98,7 @@ TEST_CASE("local builder + runner: real matmul candidates are checked and timed"
   CHECK(results[3].median_s() == std::numeric_limits<double>::infinity());
 
   // Early abort against an impossible best time; the candidate is measured once.
+  opt.early_abort_ratio = MeasureOptions().early_abort_ratio;
   auto again = builder->build({inputs[1]}, opt);
   auto aborted = runner->run({inputs[1]}, again, opt, 1e-12);
   CHECK(aborted[0].error_kind == MeasureErrorKind::kEarlyAborted);

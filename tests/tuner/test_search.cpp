@@ -737,6 +737,19 @@ TEST_CASE("the default cost model: pretrained on x86-64 CPUs, a cold xgb elsewhe
   CHECK_THAT(resolve_refine_model("pretrained", resolve_cost_model("auto", zen4), zen4), Catch::EndsWith("/cpu-x86_64-znver4.code.model"));
   CHECK_THAT(resolve_refine_model("pretrained", "xgb", other), Catch::EndsWith("/cpu-x86_64.code.model"));
   CHECK_THAT(costmodel::pretrained_model_path("generic"), Catch::EndsWith("/cpu-x86_64.model"));
+  // A CPU without a model of its own takes the closest one shipped: its vendor's of the same vector width,
+  // then another vendor's of that width (Zen 3 -> the Zen 2 model; Ice Lake server -> Sapphire Rapids).
+  CHECK(costmodel::similar_cpus("znver3").front() == "znver2");
+  CHECK(costmodel::similar_cpus("icelake-server").front() == "sapphirerapids");
+  CHECK(costmodel::similar_cpus("no-such-cpu").empty());
+  CHECK(costmodel::similar_cpus("znver5").empty());  // the default model is its own
+  const std::string zen3 = "llvm -mtriple=x86_64-pc-linux-gnu -mcpu=znver3 -mattr=+avx2";
+  const std::string haswell = "llvm -mtriple=x86_64-pc-linux-gnu -mcpu=haswell -mattr=+avx2";
+  const std::string icelake = "llvm -mtriple=x86_64-pc-linux-gnu -mcpu=icelake-server -mattr=+avx512f";
+  CHECK_THAT(resolve_cost_model("auto", zen3), Catch::EndsWith("/cpu-x86_64-znver2.model"));
+  CHECK_THAT(resolve_cost_model("auto", haswell), Catch::EndsWith("/cpu-x86_64-znver2.model"));
+  CHECK_THAT(resolve_cost_model("auto", icelake), Catch::EndsWith("/cpu-x86_64-sapphirerapids.model"));
+  CHECK_THAT(resolve_transfer_source("auto", "auto", zen3).path, Catch::EndsWith("/cpu-x86_64-znver2.records.jsonl"));
   CHECK(costmodel::load_cost_model(resolve_cost_model("auto", zen4))->name() == "xgb-rank");
   // The shipped best records go with the shipped cost model: auto gives them to it alone (not learned from).
   CHECK_THAT(resolve_transfer_source("auto", "auto", zen4).path, Catch::EndsWith("/cpu-x86_64-znver4.records.jsonl"));
@@ -796,7 +809,8 @@ TEST_CASE("transfer: tune measures other workloads' best configurations first", 
   // a's two fastest records, mapped into b's space: what b's first batch must be.
   auto ra = records::open_database(db)->records({a->key, "", false, false, 0});
   std::sort(ra.begin(), ra.end(), [](auto& x, auto& y) { return x.median_s() < y.median_s(); });
-  auto sa = make_rule_space(a), sb = make_rule_space(b);
+  auto host = codegen::Target::parse("host");  // what tune searches here (fake_options: target host)
+  auto sa = make_target_space(a, host), sb = make_target_space(b, host);
   std::set<std::string> want;
   for (size_t i = 0; i < 2; ++i) {
     std::vector<schedule::Step> trace;
@@ -838,7 +852,8 @@ TEST_CASE("transfer from a JSON-lines export: its best configurations first, the
   records::open_database(src)->export_jsonl(jsonl);
   // a's six fastest distinct schedules, mapped into b's space, in the source's order (fastest first).
   auto ra = records::open_database(src)->records({a->key, "", true, true, 0});
-  auto sa = make_rule_space(a), sb = make_rule_space(b);
+  auto host = codegen::Target::parse("host");
+  auto sa = make_target_space(a, host), sb = make_target_space(b, host);
   std::vector<KnobValues> six;
   std::set<KnobValues> distinct;
   for (auto& r : ra) {

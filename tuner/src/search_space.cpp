@@ -266,6 +266,14 @@ std::unique_ptr<SearchSpace> make_gpu_rule_space(std::shared_ptr<const workload:
   return std::make_unique<RuleSpace>(std::move(w), std::move(rules));
 }
 
+std::unique_ptr<SearchSpace> make_target_space(std::shared_ptr<const workload::Workload> w,
+                                               const codegen::Target& target) {
+  if (target.is_cuda()) return make_gpu_rule_space(std::move(w));  // docs/gpu-codegen.md
+  RuleSpaceParams rp;
+  rp.vector_lanes = std::max(4, target.vector_bytes() / 4);
+  return make_rule_space(std::move(w), {}, rp);
+}
+
 std::unique_ptr<SearchSpace> make_knob_space(std::shared_ptr<const workload::Workload> w, std::vector<Knob> knobs,
                                              KnobApplyFn apply) {
   return std::make_unique<KnobSpace>(std::move(w), std::move(knobs), std::move(apply));

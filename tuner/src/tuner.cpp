@@ -277,14 +277,9 @@ class Tuning {
   }
 
  private:
-  // The space tasks of this target search: the GPU rules for cuda targets (PTX candidates), else the
-  // CPU rules with the target's vector width.
+  // The space tasks of this target search (make_target_space).
   std::unique_ptr<SearchSpace> space_for(std::shared_ptr<const workload::Workload> w) const {
-    codegen::Target target = codegen::Target::parse(o_.target);
-    if (target.is_cuda()) return make_gpu_rule_space(w);  // docs/gpu-codegen.md
-    RuleSpaceParams rp;
-    rp.vector_lanes = std::max(4, target.vector_bytes() / 4);
-    return make_rule_space(w, {}, rp);
+    return make_target_space(w, codegen::Target::parse(o_.target));
   }
 
   double elapsed() const { return std::chrono::duration<double>(clock_type::now() - start_).count(); }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "tessel/codegen/target.h"
 #include "tessel/schedule/schedule.h"
 #include "tessel/support/error.h"
 #include "tessel/workload/workload.h"
@@ -142,6 +143,12 @@ std::unique_ptr<SearchSpace> make_gpu_rule_space(std::shared_ptr<const workload:
 std::unique_ptr<SearchSpace> make_rule_space(std::shared_ptr<const workload::Workload> w,
                                              std::vector<std::shared_ptr<const SketchRule>> rules = {},
                                              const RuleSpaceParams& p = {});
+
+/** The space `tune` searches for `w` on `target`: the GPU rules for cuda targets, else the CPU rules with
+ *  the target's vector width (8 lanes of fp32 on AVX2, 16 on AVX-512), so a record's knob values index the
+ *  options of this space only on a target of the same width. */
+std::unique_ptr<SearchSpace> make_target_space(std::shared_ptr<const workload::Workload> w,
+                                               const codegen::Target& target);
 
 /** AutoTVM-style: the user declares knobs and writes the function that schedules with them. */
 using KnobApplyFn = std::function<Status(schedule::Schedule&, const std::map<std::string, std::vector<int64_t>>&)>;
