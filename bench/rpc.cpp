@@ -76,7 +76,7 @@ int main(int argc, char** argv) {
   }
   std::string dir = rpctest::test_dir("bench");
   auto w = std::make_shared<const workload::Workload>(workload::from_spec(spec));
-  auto space = tuner::make_rule_space(w);
+  auto space = tuner::make_target_space(w, codegen::Target::parse("host"));  // the space tune searches here
   std::mt19937_64 rng(1);
   std::set<std::string> seen;
   std::vector<tuner::MeasureInput> inputs;

@@ -168,8 +168,8 @@ std::unique_ptr<LearnedModel> make_pretrained_model(const std::string& path, con
 /** The pretrained model shipped with tessel for x86-64 CPUs (costmodel/pretrained/, trained by
  *  scripts/train-costmodel): $TESSEL_PRETRAINED_MODEL when set, else the model of the CPU named `cpu`
  *  (LLVM's name, codegen::Target::cpu: cpu-x86_64-znver4.model) when one is shipped, else the one of the
- *  closest CPU shipped (similar_cpus), else the default cpu-x86_64.model; each looked for in share/tessel/ next to the running binary's bin/ (installed), then in
- *  the source tree (build tree). Throws UserError naming the places it looked when there is none.
+ *  closest CPU shipped (similar_cpus), else the default cpu-x86_64.model; each looked for in share/tessel/
+ *  next to the running binary's bin/ (installed), then in the source tree (build tree). Throws UserError naming the places it looked when there is none.
  *  `tessel tune --cost-model pretrained` (and auto) starts from the one of the run's target CPU. */
 std::string pretrained_model_path(const std::string& cpu = "");
 /** The CPUs (LLVM names) whose shipped models stand in for `cpu`'s when it has none, closest first: those
