@@ -144,14 +144,17 @@ struct Report {
     pairs_ok += m.pairs_ok, pairs += m.pairs, recall_sum += m.recall, top1_sum += m.top1, ++workloads;
     good_ok += m.good_ok, good_pairs += m.good_pairs;
   }
-  int print(const std::string& model, bool json) const {
+  nlohmann::json summary(const std::string& model) const {
     TESSEL_CHECK(workloads > 0) << "the held-out databases hold no workload with two or more measurements";
-    nlohmann::json summary = {{"model", model},
-                              {"workloads", per},
-                              {"pairwise_accuracy", pairs > 0 ? pairs_ok / pairs : 0.0},
-                              {"pairwise_accuracy_good", good_pairs > 0 ? good_ok / good_pairs : 0.0},
-                              {"recall_at_30", recall_sum / workloads},
-                              {"top1_score", top1_sum / workloads}};
+    return {{"model", model},
+            {"workloads", per},
+            {"pairwise_accuracy", pairs > 0 ? pairs_ok / pairs : 0.0},
+            {"pairwise_accuracy_good", good_pairs > 0 ? good_ok / good_pairs : 0.0},
+            {"recall_at_30", recall_sum / workloads},
+            {"top1_score", top1_sum / workloads}};
+  }
+  int print(const std::string& model, bool json) const {
+    nlohmann::json summary = this->summary(model);
     if (json) {
       std::cout << summary.dump(2) << "\n";
       return 0;
@@ -247,28 +250,39 @@ int features(const std::vector<std::string>& args) {
 }
 
 // Leave-one-workload-out: for each workload, a model trained on all the others ranks its measurements.
+// Several --params are compared on one feature extraction (the compile of every candidate, for models that
+// read code, costs more than the fits of all the folds).
 int cross_validate(const std::vector<std::string>& args) {
-  std::vector<std::string> dbs;
-  std::string kind = "xgb", params_text;
+  std::vector<std::string> dbs, params_texts;
+  std::string kind = "xgb";
   uint64_t seed = 1;
   bool json = false;
   po::options_description desc(
-      "tessel costmodel cv --db A.db [--db B.db ...] [--model xgb|xgb-rank|mlp] [--json]\n\n"
+      "tessel costmodel cv --db A.db [--db B.db ...] [--model xgb|xgb-rank|mlp] [--params JSON ...] [--json]\n\n"
       "Leave-one-workload-out cross-validation: each workload is ranked by a model trained on the others.\n\nOptions");
   desc.add_options()("help,h", "print this help")("db", po::value<std::vector<std::string>>(&dbs),
                                                   "tuning database (repeatable)")(
       "model", po::value<std::string>(&kind)->default_value("xgb"), "xgb | xgb-rank | mlp")(
       "seed", po::value<uint64_t>(&seed)->default_value(1), "seed")("json", po::bool_switch(&json), "JSON output")(
-      "params", po::value<std::string>(&params_text), "model parameters as a JSON object (docs/costmodel.md)");
+      "params", po::value<std::vector<std::string>>(&params_texts),
+      "model parameters as a JSON object (docs/costmodel.md); repeat to compare several settings on the same "
+      "features and folds (JSON: an array of reports)");
   po::variables_map vm;
   if (parse_args(desc, args, vm)) return 0;
   if (dbs.empty()) throw po::error("give at least one --db");
-  costmodel::ModelParams params = model_params(params_text, seed);
+  if (params_texts.empty()) params_texts.push_back("");
+  std::vector<costmodel::ModelParams> settings;
+  bool code = false;  // features for all settings: with the compiled code's when any setting reads it
+  for (auto& t : params_texts) {
+    settings.push_back(model_params(t, seed));
+    code = code || costmodel::make_learned_model(kind, settings.back())->uses_code_features();
+  }
   auto data = load_data(dbs);
   TESSEL_CHECK(data.size() >= 2) << "cross-validation needs measurements of two or more workloads";
-  // Features are extracted once and shared by the folds (extraction costs more than a fit), by a model of
-  // the kind evaluated (with code features when its params ask for them).
-  auto extractor = costmodel::make_learned_model(kind, params);
+  // Features are extracted once and shared by the folds and settings (extraction costs more than a fit).
+  costmodel::ModelParams extract = settings.front();
+  if (code) extract["code_features"] = true;
+  auto extractor = costmodel::make_learned_model(kind, extract);
   std::vector<std::vector<costmodel::Sample>> samples(data.size());
   std::vector<std::vector<const costmodel::ProgramFeatures*>> programs(data.size());
   for (size_t i = 0; i < data.size(); ++i) {
@@ -278,15 +292,28 @@ int cross_validate(const std::vector<std::string>& args) {
       programs[i].push_back(fs[t].get());
     }
   }
-  Report rep;
-  for (size_t held = 0; held < data.size(); ++held) {
-    auto model = costmodel::make_learned_model(kind, params);
-    for (size_t i = 0; i < data.size(); ++i)
-      if (i != held) model->update_samples(samples[i]);
-    model->fit_now();
-    rep.add(data[held], metrics(data[held], model->predict_features(programs[held])));
+  nlohmann::json reports = nlohmann::json::array();
+  for (size_t s = 0; s < settings.size(); ++s) {
+    Report rep;
+    for (size_t held = 0; held < data.size(); ++held) {
+      auto model = costmodel::make_learned_model(kind, settings[s]);
+      for (size_t i = 0; i < data.size(); ++i)
+        if (i != held) model->update_samples(samples[i]);
+      model->fit_now();
+      rep.add(data[held], metrics(data[held], model->predict_features(programs[held])));
+    }
+    if (settings.size() == 1) return rep.print(kind + " (leave-one-workload-out)", json);
+    std::string label = kind + (params_texts[s].empty() ? " (defaults)" : " " + params_texts[s]) + " (leave-one-workload-out)";
+    if (json) {
+      reports.push_back(rep.summary(label));
+    } else {
+      if (s > 0) std::printf("\n");
+      std::printf("== %s\n", label.c_str());
+      rep.print(label, false);
+    }
   }
-  return rep.print(kind + " (leave-one-workload-out)", json);
+  if (json) std::cout << reports.dump(2) << "\n";
+  return 0;
 }
 
 }  // namespace
@@ -295,7 +322,7 @@ int run_costmodel(const std::vector<std::string>& args) {
   if (args.empty() || args[0] == "--help" || args[0] == "-h") {
     std::cout << "tessel costmodel train --db A.db [--db B.db ...] -o MODEL [--model xgb|xgb-rank|mlp]\n"
                  "tessel costmodel eval --model MODEL --db HELD_OUT.db [--json] [--scores FILE.csv]\n"
-                 "tessel costmodel cv --db A.db [--db B.db ...] [--model xgb|xgb-rank|mlp] [--json]\n"
+                 "tessel costmodel cv --db A.db [--db B.db ...] [--model xgb|xgb-rank|mlp] [--params JSON ...] [--json]\n"
                  "tessel costmodel features --db A.db [--db B.db ...] -o FILE.csv\n";
     return args.empty() ? 2 : 0;
   }

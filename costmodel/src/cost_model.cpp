@@ -27,8 +27,10 @@ struct LearnedEntry {
 // The learned models, one line each.
 const std::vector<LearnedEntry>& learned_registry() {
   static const std::vector<LearnedEntry> r = {
-      {"xgb", make_xgb_model, {"num_rounds", "max_depth", "eta"}},
-      {"xgb-rank", make_xgb_rank_model, {"num_rounds", "max_depth", "eta", "code_features"}},
+      {"xgb", make_xgb_model, {"num_rounds", "max_depth", "eta", "subsample", "colsample_bytree", "min_child_weight", "lambda", "gamma"}},
+      {"xgb-rank", make_xgb_rank_model,
+       {"num_rounds", "max_depth", "eta", "subsample", "colsample_bytree", "min_child_weight", "lambda", "gamma",
+        "code_features"}},
       {"mlp", make_mlp_model, {"hidden", "epochs", "learning_rate", "pairs_per_program", "max_steps"}},
       {"analytic", make_analytic_model, {}},
   };

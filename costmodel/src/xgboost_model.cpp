@@ -55,6 +55,17 @@ class XgbBase : public LearnedModel {
       num_rounds_ = p.value("num_rounds", num_rounds_);
       max_depth_ = p.value("max_depth", max_depth_);
       eta_ = p.value("eta", eta_);
+      // More of XGBoost's tree parameters, passed through when given (offline training, cv): fractions in
+      // (0, 1], the others >= 0.
+      for (const char* k : {"subsample", "colsample_bytree", "min_child_weight", "lambda", "gamma"}) {
+        if (!p.contains(k)) continue;
+        TESSEL_CHECK(p[k].is_number()) << "cost model xgb: " << k << " must be a number";
+        double v = p[k].get<double>();
+        bool fraction = std::string(k) == "subsample" || std::string(k) == "colsample_bytree";
+        TESSEL_CHECK(fraction ? v > 0 && v <= 1 : v >= 0)
+            << "cost model xgb: " << k << " must be " << (fraction ? "in (0, 1]" : ">= 0") << ", not " << v;
+        tree_params_.emplace_back(k, std::to_string(v));
+      }
     }
     TESSEL_CHECK(num_rounds_ > 0 && max_depth_ > 0 && eta_ > 0)
         << "cost model "
@@ -76,9 +87,16 @@ class XgbBase : public LearnedModel {
     set("seed", std::to_string(params_.seed % 2147483647));
     set("max_depth", std::to_string(max_depth_));
     set("eta", std::to_string(eta_));
+    for (auto& [k, v] : tree_params_) set(k.c_str(), v);
     set("verbosity", "0");
   }
   void set(const char* k, const std::string& v) { xgb_check(XGBoosterSetParam(booster_, k, v.c_str()), k); }
+  /** A model's own default of a tree parameter, unless the params gave it (tree_params_). */
+  void set_default(const char* k, const std::string& v) {
+    for (auto& [name, given] : tree_params_)
+      if (name == k) return;
+    set(k, v);
+  }
 
   /** Raw margins of rows (row-major, width floats each). */
   std::vector<float> predict_rows(const std::vector<float>& data, size_t rows, size_t width) const {
@@ -117,6 +135,7 @@ class XgbBase : public LearnedModel {
   int num_rounds_ = 200;
   int max_depth_ = 4;
   double eta_ = 0.1;
+  std::vector<std::pair<std::string, std::string>> tree_params_;  // subsample, colsample_bytree, ... when given
 };
 
 class XgbPackSum : public XgbBase {
@@ -139,8 +158,8 @@ class XgbPackSum : public XgbBase {
     DMatrix d(data, rows, kFeatureLength);
     create(d.h);
     set("base_score", "0");
-    set("min_child_weight", "0");
-    set("gamma", "0.001");
+    set_default("min_child_weight", "0");
+    set_default("gamma", "0.001");
     std::vector<float> weight(samples.size());
     for (size_t i = 0; i < samples.size(); ++i) weight[i] = std::max(labels[i], 0.05f);
     std::vector<double> sum(samples.size());
@@ -209,7 +228,7 @@ class XgbRank : public XgbBase {
     xgb_check(XGDMatrixSetUIntInfo(d.h, "group", groups.data(), groups.size()), "group");
     create(d.h);
     set("objective", "rank:pairwise");
-    set("min_child_weight", "1");
+    set_default("min_child_weight", "1");
     for (int it = 0; it < num_rounds_; ++it) xgb_check(XGBoosterUpdateOneIter(booster_, it, d.h), "boosting");
   }
 

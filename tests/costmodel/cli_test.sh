@@ -47,6 +47,24 @@ PY
 out="$("$tessel" costmodel cv --db "$a" --db "$b" --model xgb --json 2>&1)" || fail "cv: $out"
 echo "$out" | python3 -c "import json,sys; j=json.load(sys.stdin); assert len(j['workloads']) == 2, j" ||
   fail "cv JSON: $out"
+# several --params share one extraction (code features too, when one setting reads them): each setting's
+# report equals that of a cv run with it alone
+p1='{"num_rounds":20}'
+p2='{"num_rounds":30,"code_features":true}'
+out="$("$tessel" costmodel cv --db "$a" --db "$b" --model xgb-rank --params "$p1" --params "$p2" --json 2>&1)" ||
+  fail "cv with two --params: $out"
+one="$("$tessel" costmodel cv --db "$a" --db "$b" --model xgb-rank --params "$p1" --json 2>&1)" || fail "cv p1: $one"
+two="$("$tessel" costmodel cv --db "$a" --db "$b" --model xgb-rank --params "$p2" --json 2>&1)" || fail "cv p2: $two"
+python3 - "$out" "$one" "$two" <<'PY' || fail "cv with two --params differs from the single runs: $out"
+import json, sys
+both, one, two = (json.loads(a) for a in sys.argv[1:])
+assert isinstance(both, list) and len(both) == 2, both
+for got, want in zip(both, (one, two)):
+    assert len(got["workloads"]) == 2, got
+    for k in ("pairwise_accuracy", "recall_at_30", "top1_score"):
+        assert abs(got[k] - want[k]) < 1e-12, (k, got[k], want[k])
+assert '"num_rounds":30' in both[1]["model"], both[1]["model"]
+PY
 
 # features: one row per candidate with the loop-nest and code features; the analytic model's score is a
 # function of its columns (the roofline, the L2 traffic, and the hot loop's FMA, arithmetic, chain and

@@ -312,6 +312,29 @@ std::vector<Sample> other_rule(std::vector<double>* truth) {
   return other;
 }
 
+TEST_CASE("XGBoost tree parameters pass through: they change the fit, bad values are refused", "[costmodel][models]") {
+  using Catch::Matchers::Contains;
+  auto fit = [](ModelParams extra) {
+    ModelParams p = {{"seed", 5}, {"nthread", 1}, {"num_rounds", 30}};
+    if (extra.is_object()) p.update(extra);
+    auto m = make_learned_model("xgb-rank", p);
+    m->update_samples(samples(0, 150));
+    return m->predict_features(programs(150, 300));
+  };
+  auto base = fit({});
+  CHECK(base == fit({}));  // deterministic: a difference below is the parameter's
+  for (auto extra : {ModelParams{{"colsample_bytree", 0.3}}, ModelParams{{"subsample", 0.5}},
+                     ModelParams{{"min_child_weight", 20}}, ModelParams{{"lambda", 50}}, ModelParams{{"gamma", 5}}}) {
+    INFO(extra.dump());
+    CHECK(fit(extra) != base);
+  }
+  CHECK_THROWS_WITH(make_learned_model("xgb", {{"subsample", 0}}), Contains("subsample must be in (0, 1]"));
+  CHECK_THROWS_WITH(make_learned_model("xgb", {{"colsample_bytree", 1.5}}), Contains("colsample_bytree must be in (0, 1]"));
+  CHECK_THROWS_WITH(make_learned_model("xgb-rank", {{"lambda", -1}}), Contains("lambda must be >= 0"));
+  CHECK_THROWS_WITH(make_learned_model("xgb", {{"gamma", "big"}}), Contains("gamma must be a number"));
+  CHECK_THROWS_WITH(make_learned_model("mlp", {{"subsample", 0.5}}), Contains("unknown parameter 'subsample'"));
+}
+
 TEST_CASE("a pretrained model is the starting point: its predictions first, then a learned correction",
           "[costmodel][models]") {
   using Catch::Matchers::Contains;
