@@ -86,6 +86,14 @@ std::vector<costmodel::Candidate> candidates(const WorkloadData& d) {
   return c;
 }
 
+/** d's measurements as training samples, with the features `model` extracts (its cache keeps them). */
+std::vector<costmodel::Sample> samples_of(costmodel::LearnedModel& model, const WorkloadData& d) {
+  auto fs = model.features_of(candidates(d));
+  std::vector<costmodel::Sample> out;
+  for (size_t t = 0; t < fs.size(); ++t) out.push_back({fs[t], d.workload->key, d.throughput[t]});
+  return out;
+}
+
 int train(const std::vector<std::string>& args) {
   std::vector<std::string> dbs;
   std::string out, kind = "xgb", params_text;
@@ -104,8 +112,8 @@ int train(const std::vector<std::string>& args) {
   auto data = load_data(dbs);
   std::vector<costmodel::Sample> all;
   for (auto& d : data) {
-    auto fs = model->features_of(candidates(d));
-    for (size_t t = 0; t < fs.size(); ++t) all.push_back({fs[t], d.workload->key, d.throughput[t]});
+    auto s = samples_of(*model, d);
+    all.insert(all.end(), s.begin(), s.end());
   }
   size_t n = all.size();
   TESSEL_CHECK(n > 0) << "the databases hold no successful measurements to train on";
@@ -294,11 +302,8 @@ int cross_validate(const std::vector<std::string>& args) {
   std::vector<std::vector<costmodel::Sample>> samples(data.size());
   std::vector<std::vector<const costmodel::ProgramFeatures*>> programs(data.size());
   for (size_t i = 0; i < data.size(); ++i) {
-    auto fs = extractor->features_of(candidates(data[i]));
-    for (size_t t = 0; t < fs.size(); ++t) {
-      samples[i].push_back({fs[t], data[i].workload->key, data[i].throughput[t]});
-      programs[i].push_back(fs[t].get());
-    }
+    samples[i] = samples_of(*extractor, data[i]);
+    for (auto& x : samples[i]) programs[i].push_back(x.features.get());
   }
   nlohmann::json reports = nlohmann::json::array();
   for (size_t s = 0; s < settings.size(); ++s) {
