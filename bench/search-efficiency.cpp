@@ -60,7 +60,9 @@
 //                                   [--only SPEC_PART[,SPEC_PART...]] [--curves FILE.csv] [--refine-model auto|none|...] [--no-pretrained-check]
 // --modes and --only run a part (for experiments: the ratios need all three modes); --curves writes every
 // run's per-trial GFLOP/s (the tuning curves). The CSVs (and --curves) are rewritten after each workload finishes, so
-// a run stopped part-way keeps the workloads it finished.
+// a run stopped part-way keeps the workloads it finished. --pool-curves FILE... runs nothing: it counts the
+// runs of several --curves files against one mark per workload (the best of all of them), so that two
+// invocations (an A/B of a search setting, which set two marks) compare.
 #include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -188,6 +190,85 @@ int64_t trials_to(const std::vector<double>& g, double target) {
     if (best >= target) return int64_t(i) + 1;
   }
   return 0;
+}
+
+/** --pool-curves: trials to 95% of one mark per workload, the best of every run in the --curves files given
+ *  (two invocations, e.g. an A/B of a search setting, set two marks: their own t95 columns do not compare).
+ *  Counted as the benchmark counts them (trials_to; a run that never gets there counts as its trials and
+ *  makes the median a bound, ">="); a row per file, workload and mode. Returns the exit status. */
+int pool_curves(const std::vector<std::string>& files, const std::string& csv) {
+  struct Curve {
+    std::string file, workload, mode, seed;
+    std::vector<double> gflops;
+  };
+  std::vector<Curve> curves;
+  std::map<std::string, double> mark;  // per workload
+  for (auto& file : files) {
+    std::ifstream f(file);
+    std::string line;
+    if (!f || !std::getline(f, line) || line != "workload,mode,seed,trial,gflops") {
+      std::cerr << "search-efficiency: --pool-curves: " << file
+                << " is not a --curves file (no header workload,mode,seed,trial,gflops)\n";
+      return 2;
+    }
+    for (int n = 2; std::getline(f, line); ++n) {
+      // "SPEC",MODE,SEED,TRIAL,GFLOPS (the spec is quoted: it holds commas)
+      size_t close = line.size() > 1 && line[0] == '"' ? line.find('"', 1) : std::string::npos;
+      std::vector<std::string> rest;
+      if (close != std::string::npos && close + 1 < line.size() && line[close + 1] == ',') {
+        std::stringstream ss(line.substr(close + 2));
+        for (std::string field; std::getline(ss, field, ',');) rest.push_back(field);
+      }
+      double g = 0;
+      try {
+        size_t used = 0;
+        if (rest.size() == 4) g = std::stod(rest[3], &used);
+        if (rest.size() != 4 || used != rest[3].size() || !(g >= 0)) rest.clear();
+      } catch (const std::exception&) {
+        rest.clear();
+      }
+      if (rest.empty()) {
+        std::cerr << "search-efficiency: --pool-curves: " << file << " line " << n
+                  << ": expected \"SPEC\",MODE,SEED,TRIAL,GFLOPS\n";
+        return 2;
+      }
+      std::string workload = line.substr(1, close - 1);
+      if (curves.empty() || curves.back().file != file || curves.back().workload != workload ||
+          curves.back().mode != rest[0] || curves.back().seed != rest[1])
+        curves.push_back({file, workload, rest[0], rest[1], {}});
+      curves.back().gflops.push_back(g);
+      mark[workload] = std::max(mark[workload], g);
+    }
+  }
+  if (curves.empty()) {
+    std::cerr << "search-efficiency: --pool-curves: no runs in the files given\n";
+    return 2;
+  }
+  bench::Table table{{"file", "workload", "mode", "mark_gflops", "seeds", "trials_to_95", "median_t95", "best_gflops"}};
+  for (size_t i = 0; i < curves.size();) {
+    size_t j = i;
+    std::vector<double> t95;
+    std::string per, best;
+    bool never = false;
+    double never_trials = 0;
+    for (; j < curves.size() && curves[j].file == curves[i].file && curves[j].workload == curves[i].workload &&
+           curves[j].mode == curves[i].mode;
+         ++j) {
+      auto& c = curves[j];
+      int64_t t = trials_to(c.gflops, 0.95 * mark[c.workload]);
+      double n = double(c.gflops.size());
+      if (t == 0) never_trials = never ? std::min(never_trials, n) : n, never = true;
+      t95.push_back(t == 0 ? n : double(t));
+      per += (per.empty() ? "" : " ") + (t == 0 ? ">" + std::to_string(c.gflops.size()) : std::to_string(t));
+      best += (best.empty() ? "" : " ") + bench::fmt(*std::max_element(c.gflops.begin(), c.gflops.end()), 1);
+    }
+    double median = records::median_of(t95);
+    table.add({curves[i].file, curves[i].workload, curves[i].mode, bench::fmt(mark[curves[i].workload], 1),
+               std::to_string(j - i), per, (never && median >= never_trials ? ">=" : "") + bench::fmt(median, 0), best});
+    i = j;
+  }
+  table.print();
+  return table.write_csv(csv) ? 0 : 1;
 }
 
 std::vector<std::string> heldout_workloads(const std::string& list) {
@@ -557,6 +638,7 @@ int main(int argc, char** argv) {
   uint64_t first_seed = 101;
   bool no_check = false, no_measure_lock = false;
   std::string measure_lock;
+  std::vector<std::string> pool;  // --pool-curves
   std::string params_text = "{\"min_samples\":16}", modes_text = "random,guided,pretrained", curves,
               guided_model = "xgb", strategy_text = "{}", refine_model = "auto";
   po::options_description desc("search-efficiency benchmark options");
@@ -606,7 +688,10 @@ int main(int argc, char** argv) {
       "only", po::value<std::string>(&only),
       "run only workloads whose spec contains this (comma-separated: any of these parts)")(
       "modes", po::value<std::string>(&modes_text), "modes to run, comma-separated (random,guided,pretrained)")(
-      "curves", po::value<std::string>(&curves), "also write every run's per-trial GFLOP/s as CSV (workload,mode,seed,trial,gflops)");
+      "curves", po::value<std::string>(&curves), "also write every run's per-trial GFLOP/s as CSV (workload,mode,seed,trial,gflops)")(
+      "pool-curves", po::value<std::vector<std::string>>(&pool)->multitoken(),
+      "run nothing: count each run of these --curves files' trials to 95% of one mark per workload, the best "
+      "of all their runs (an A/B of two invocations), as the benchmark counts them; --csv writes the table");
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, desc), vm);
@@ -619,6 +704,7 @@ int main(int argc, char** argv) {
     std::cout << desc;
     return 0;
   }
+  if (!pool.empty()) return pool_curves(pool, csv);
   nlohmann::json model_params;
   try {
     model_params = nlohmann::json::parse(params_text);
