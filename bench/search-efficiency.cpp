@@ -287,7 +287,8 @@ struct Settings {
   std::string model, refine_model, guided_model, dir;
   std::string pretrained_records = "pretrained";  // the pretrained mode's TuneOptions::transfer_from
   std::string measure_lock;  // LocalRunnerParams::measure_lock of every runner (with --parallel)
-  nlohmann::json model_params;
+  nlohmann::json model_params;             // the guided mode's (--model-params)
+  nlohmann::json pretrained_model_params;  // the pretrained mode's (--pretrained-model-params)
   tuner::StrategyParams strategy_params;
   std::vector<std::pair<std::string, std::string>> modes;  // (mode, strategy)
   int64_t trials = 0, random_trials = 0;
@@ -401,6 +402,7 @@ nlohmann::json run_workload(const std::string& spec, const Settings& st) {
     o.strategy = strategy;
     o.cost_model = mode == "random" ? "random" : mode == "guided" ? st.guided_model : st.model;
     if (mode == "guided") o.model_params = st.model_params;
+    if (mode == "pretrained") o.model_params = st.pretrained_model_params;
     o.refine_model = mode == "random" ? "none" : st.refine_model;
     o.check_pretrained = st.check_pretrained;
     o.transfer_from = {mode == "pretrained" ? st.pretrained_records : "none"};
@@ -639,7 +641,7 @@ int main(int argc, char** argv) {
   bool no_check = false, no_measure_lock = false;
   std::string measure_lock;
   std::vector<std::string> pool;  // --pool-curves
-  std::string params_text = "{\"min_samples\":16}", modes_text = "random,guided,pretrained", curves,
+  std::string params_text = "{\"min_samples\":16}", pretrained_params_text = "{}", modes_text = "random,guided,pretrained", curves,
               guided_model = "xgb", strategy_text = "{}", refine_model = "auto";
   po::options_description desc("search-efficiency benchmark options");
   desc.add_options()("help,h", "help")("csv", po::value<std::string>(&csv), "CSV output")(
@@ -673,6 +675,8 @@ int main(int argc, char** argv) {
       "model", po::value<std::string>(&model),
       "pretrained model file (default: the shipped one of this CPU, tessel tune --cost-model pretrained)")(
       "model-params", po::value<std::string>(&params_text), "parameters of the guided mode's (cold) model")(
+      "pretrained-model-params", po::value<std::string>(&pretrained_params_text),
+      "cost-model parameters of the pretrained mode (tessel tune --cost-model-params), e.g. '{\"cold_min_samples\":64}'")(
       "guided-model", po::value<std::string>(&guided_model), "kind of the guided mode's cold model (xgb, xgb-rank, mlp)")(
       "refine-model", po::value<std::string>(&refine_model),
       "refine stage of the guided and pretrained modes (tessel tune --refine-model: auto = cold for both, "
@@ -705,16 +709,19 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (!pool.empty()) return pool_curves(pool, csv);
-  nlohmann::json model_params;
-  try {
-    model_params = nlohmann::json::parse(params_text);
-  } catch (const std::exception& e) {
-    std::cerr << "search-efficiency: --model-params is not JSON: " << e.what() << "\n";
-    return 2;
-  }
-  if (!model_params.is_object()) {
-    std::cerr << "search-efficiency: --model-params must be a JSON object\n";
-    return 2;
+  nlohmann::json model_params, pretrained_model_params;
+  for (auto [text, out, flag] : {std::tuple{&params_text, &model_params, "--model-params"},
+                                 std::tuple{&pretrained_params_text, &pretrained_model_params, "--pretrained-model-params"}}) {
+    try {
+      *out = nlohmann::json::parse(*text);
+    } catch (const std::exception& e) {
+      std::cerr << "search-efficiency: " << flag << " is not JSON: " << e.what() << "\n";
+      return 2;
+    }
+    if (!out->is_object()) {
+      std::cerr << "search-efficiency: " << flag << " must be a JSON object\n";
+      return 2;
+    }
   }
   tuner::StrategyParams strategy_params;
   try {
@@ -773,7 +780,7 @@ int main(int argc, char** argv) {
   st.pretrained_records = pretrained_records;
   st.model = model, st.refine_model = refine_model, st.guided_model = guided_model;
   st.check_pretrained = !no_check;
-  st.model_params = model_params, st.strategy_params = strategy_params;
+  st.model_params = model_params, st.pretrained_model_params = pretrained_model_params, st.strategy_params = strategy_params;
   st.trials = trials, st.random_trials = random_trials > 0 ? random_trials : trials;
   st.seeds = seeds, st.extra_seeds = extra_seeds, st.first_seed = first_seed, st.batch = batch, st.remeasure_top = remeasure_top, st.remeasure_rounds = remeasure_rounds;
   if (vm.count("extra-until"))

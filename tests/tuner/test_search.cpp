@@ -713,6 +713,18 @@ TEST_CASE("a run hands over from a pretrained model that orders its measurements
   s = tune(o);
   CHECK(s.tasks[0].fallbacks.empty());
   CHECK(s.to_json()["tasks"][0]["model_fallbacks"].empty());
+  // The cold models warm up after 16 measurements by default (cold_min_samples), whatever the pretrained
+  // model's own min_samples (64 by default): the check still catches it.
+  o.check_pretrained = true;
+  o.db_path = temp_db("backwards_cold_default");
+  o.model_params = nlohmann::json::object();
+  s = tune(o);
+  CHECK(s.tasks[0].fallbacks == std::vector<std::string>{"cost model"});
+  // A cold fallback that never warms up takes no test, so nothing hands over.
+  o.db_path = temp_db("backwards_cold_never");
+  o.model_params = {{"min_samples", 16}, {"cold_min_samples", 100000}};
+  s = tune(o);
+  CHECK(s.tasks[0].fallbacks.empty());
   std::filesystem::remove(path);
 }
 

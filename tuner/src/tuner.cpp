@@ -80,7 +80,8 @@ std::unique_ptr<costmodel::CostModel> make_model(const std::string& name, uint64
                                                 const nlohmann::json& extra) {
   costmodel::ModelParams p = {{"seed", seed}, {"nthread", 1}};
   TESSEL_CHECK(extra.is_object()) << "cost-model parameters must be a JSON object, got " << extra.dump();
-  for (auto& [k, v] : extra.items()) p[k] = v;
+  for (auto& [k, v] : extra.items())
+    if (k != "cold_min_samples") p[k] = v;  // the run's cold models' (cold_params), not this model's
   std::error_code ec;
   if (name.find('/') != std::string::npos || std::filesystem::is_regular_file(name, ec))
     return costmodel::make_pretrained_model(name, p);
@@ -93,9 +94,6 @@ bool is_pretrained(const std::string& cost_model) {
   return cost_model == "pretrained" || std::filesystem::is_regular_file(cost_model, ec);
 }
 
-// The refine model (resolve_refine_model's result): "cold", an xgb-rank that reads code features and starts
-// from the analytic model (it learns this run's corrections to the roofline estimate); "analytic"; or a file.
-// It shares the run's warm-up and retraining parameters with the cost model.
 // The parameters every learned model takes (warm-up and retraining) out of the run's cost-model parameters.
 nlohmann::json shared_params(const nlohmann::json& extra) {
   nlohmann::json p = nlohmann::json::object();
@@ -104,10 +102,27 @@ nlohmann::json shared_params(const nlohmann::json& extra) {
   return p;
 }
 
+// The parameters of the cold models a run keeps beside its cost model (the cold refine model, and the
+// fallback a pretrained model is checked against): shared_params, with the warm-up `cold_min_samples`
+// when given, else the run's `min_samples` when given, else kColdMinSamples. They start learning as a
+// guided run's cold model does, also beside a pretrained cost model whose own correction waits longer.
+constexpr int kColdMinSamples = 16;
+nlohmann::json cold_params(const nlohmann::json& extra) {
+  nlohmann::json p = shared_params(extra);
+  if (extra.is_object() && extra.contains("cold_min_samples"))
+    p["min_samples"] = extra["cold_min_samples"];
+  else if (!p.contains("min_samples"))
+    p["min_samples"] = kColdMinSamples;
+  return p;
+}
+
+// The refine model (resolve_refine_model's result): "cold", an xgb-rank that reads code features and starts
+// from the analytic model (it learns this run's corrections to the roofline estimate), with cold_params;
+// "analytic"; or a file, with the run's warm-up and retraining parameters.
 std::unique_ptr<costmodel::CostModel> make_refine_model(const std::string& name, uint64_t seed,
                                                         const nlohmann::json& extra) {
-  nlohmann::json p = shared_params(extra);
-  if (name != "cold") return make_model(name, seed, p);
+  if (name != "cold") return make_model(name, seed, shared_params(extra));
+  nlohmann::json p = cold_params(extra);
   p["code_features"] = true;
   p["seed"] = seed;
   p["nthread"] = 1;
@@ -118,12 +133,12 @@ std::unique_ptr<costmodel::CostModel> make_refine_model(const std::string& name,
 
 // The online check of a model started from a pretrained one (LearnedModel::set_fallback) against the cold
 // model the run would otherwise use: "xgb" over the loop nest, or the cold refine model for one that reads
-// the code, with the run's warm-up and retraining parameters (the others may be another kind's). Nothing
+// the code, with cold_params (the others may be another kind's). Nothing
 // for other models.
 void check_against_cold(costmodel::CostModel* m, uint64_t seed, const nlohmann::json& extra) {
   auto* learned = dynamic_cast<costmodel::LearnedModel*>(m);
   if (!learned || !learned->base() || learned->base()->name() == "analytic") return;
-  auto cold = learned->uses_code_features() ? make_refine_model("cold", seed, extra) : make_model("xgb", seed, shared_params(extra));
+  auto cold = learned->uses_code_features() ? make_refine_model("cold", seed, extra) : make_model("xgb", seed, cold_params(extra));
   learned->set_fallback(std::unique_ptr<costmodel::LearnedModel>(static_cast<costmodel::LearnedModel*>(cold.release())));
 }
 
