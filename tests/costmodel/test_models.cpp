@@ -291,6 +291,12 @@ TEST_CASE("corrupt, foreign or mismatched model files are refused with what to d
   CHECK_THROWS_WITH(make_learned_model("mlp", {{"max_depth", 3}}), Contains("unknown parameter 'max_depth'"));
   CHECK_THROWS_WITH(make_cost_model("random", {{"eta", 0.1}}), Contains("for cost model random"));
   CHECK_NOTHROW(make_cost_model("xgb", {{"min_samples", 16}, {"max_depth", 3}, {"nthread", 1}, {"seed", 2}}));
+  // Counts are non-negative integers: a string, a fraction or a negative one (which size_t would wrap) is refused.
+  CHECK_THROWS_WITH(make_cost_model("xgb", {{"min_samples", "16"}}), Contains("min_samples must be a non-negative integer"));
+  CHECK_THROWS_WITH(make_cost_model("xgb", {{"min_samples", -3}}), Contains("min_samples must be a non-negative integer"));
+  CHECK_THROWS_WITH(make_cost_model("xgb", {{"retrain_samples", 2.5}}), Contains("retrain_samples must be a non-negative integer"));
+  CHECK_THROWS_WITH(make_cost_model("xgb", {{"nthread", -1}}), Contains("nthread must be a non-negative integer"));
+  CHECK_THROWS_WITH(make_cost_model("xgb", {{"retrain_ratio", "x"}}), Contains("retrain_ratio must be a number"));
   CHECK_NOTHROW(make_cost_model("random", {{"seed", 2}, {"nthread", 1}}));
   CHECK_NOTHROW(make_learned_model("mlp", {{"hidden", 16}, {"epochs", 2}}));
   auto untrained = make_learned_model("mlp");

@@ -110,7 +110,7 @@ constexpr int kColdMinSamples = 16;
 nlohmann::json cold_params(const nlohmann::json& extra) {
   nlohmann::json p = shared_params(extra);
   if (extra.is_object() && extra.contains("cold_min_samples"))
-    p["min_samples"] = extra["cold_min_samples"];
+    p["min_samples"] = costmodel::count_param(extra, "cold_min_samples", kColdMinSamples);
   else if (!p.contains("min_samples"))
     p["min_samples"] = kColdMinSamples;
   return p;
