@@ -56,6 +56,21 @@ std::string known_names() {
 }
 }  // namespace
 
+size_t count_param(const ModelParams& p, const std::string& key, size_t fallback) {
+  if (!p.is_object() || !p.contains(key)) return fallback;
+  const auto& v = p[key];
+  TESSEL_CHECK(v.is_number_integer() && (v.is_number_unsigned() || v.get<int64_t>() >= 0))
+      << "cost model param " << key << " must be a non-negative integer, got " << v.dump();
+  return v.get<size_t>();
+}
+
+double number_param(const ModelParams& p, const std::string& key, double fallback) {
+  if (!p.is_object() || !p.contains(key)) return fallback;
+  const auto& v = p[key];
+  TESSEL_CHECK(v.is_number()) << "cost model param " << key << " must be a number, got " << v.dump();
+  return v.get<double>();
+}
+
 void CostModel::save(const std::string& path) const {
   TESSEL_CHECK(false) << "cost model '" << name() << "' has no learned state to save to " << path
                       << " (save a learned model: xgb, xgb-rank or mlp)";

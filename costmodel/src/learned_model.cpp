@@ -39,24 +39,12 @@ std::string fnv1a64(const std::string& s) {
 }
 }  // namespace
 
-size_t count_param(const ModelParams& p, const std::string& key, size_t fallback) {
-  if (!p.is_object() || !p.contains(key)) return fallback;
-  const auto& v = p[key];
-  TESSEL_CHECK(v.is_number_integer() && (v.is_number_unsigned() || v.get<int64_t>() >= 0))
-      << "cost model param " << key << " must be a non-negative integer, got " << v.dump();
-  return v.get<size_t>();
-}
-
 LearnedParams LearnedParams::from_json(const ModelParams& p) {
   LearnedParams r;
   if (!p.is_object()) return r;
   r.seed = count_param(p, "seed", r.seed);
   r.min_samples = count_param(p, "min_samples", r.min_samples);
-  if (p.contains("retrain_ratio")) {
-    TESSEL_CHECK(p["retrain_ratio"].is_number())
-        << "cost model param retrain_ratio must be a number, got " << p["retrain_ratio"].dump();
-    r.retrain_ratio = p["retrain_ratio"].get<double>();
-  }
+  r.retrain_ratio = number_param(p, "retrain_ratio", r.retrain_ratio);
   r.retrain_samples = count_param(p, "retrain_samples", r.retrain_samples);
   r.nthread = int(count_param(p, "nthread", size_t(r.nthread)));
   TESSEL_CHECK(r.retrain_ratio >= 0) << "cost model param retrain_ratio must be >= 0, got " << r.retrain_ratio;

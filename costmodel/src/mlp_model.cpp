@@ -49,11 +49,11 @@ class MlpModel : public LearnedModel {
  public:
   explicit MlpModel(const ModelParams& p) : LearnedModel(p) {
     if (p.is_object()) {
-      hidden_ = p.value("hidden", hidden_);
-      epochs_ = p.value("epochs", epochs_);
-      lr_ = p.value("learning_rate", lr_);
-      pairs_per_program_ = p.value("pairs_per_program", pairs_per_program_);
-      max_steps_ = p.value("max_steps", max_steps_);
+      hidden_ = int(count_param(p, "hidden", hidden_));
+      epochs_ = int(count_param(p, "epochs", epochs_));
+      lr_ = number_param(p, "learning_rate", lr_);
+      pairs_per_program_ = int(count_param(p, "pairs_per_program", pairs_per_program_));
+      max_steps_ = int(count_param(p, "max_steps", max_steps_));
     }
     TESSEL_CHECK(hidden_ > 0 && epochs_ > 0 && lr_ > 0 && pairs_per_program_ > 0)
         << "cost model mlp: hidden, epochs, learning_rate and pairs_per_program must be positive";

@@ -25,7 +25,7 @@ class RandomModel : public CostModel {
 }  // namespace
 
 std::unique_ptr<CostModel> make_random_model(const ModelParams& params) {
-  uint64_t seed = params.is_object() ? params.value("seed", uint64_t(1)) : 1;
+  uint64_t seed = count_param(params, "seed", 1);
   return std::make_unique<RandomModel>(seed);
 }
 

@@ -52,15 +52,14 @@ class XgbBase : public LearnedModel {
  public:
   explicit XgbBase(const ModelParams& p) : LearnedModel(p) {
     if (p.is_object()) {
-      num_rounds_ = p.value("num_rounds", num_rounds_);
-      max_depth_ = p.value("max_depth", max_depth_);
-      eta_ = p.value("eta", eta_);
+      num_rounds_ = int(count_param(p, "num_rounds", num_rounds_));
+      max_depth_ = int(count_param(p, "max_depth", max_depth_));
+      eta_ = number_param(p, "eta", eta_);
       // More of XGBoost's tree parameters, passed through when given (offline training, cv): fractions in
       // (0, 1], the others >= 0.
       for (const char* k : {"subsample", "colsample_bytree", "min_child_weight", "lambda", "gamma"}) {
         if (!p.contains(k)) continue;
-        TESSEL_CHECK(p[k].is_number()) << "cost model xgb: " << k << " must be a number";
-        double v = p[k].get<double>();
+        double v = number_param(p, k, 0);
         bool fraction = std::string(k) == "subsample" || std::string(k) == "colsample_bytree";
         TESSEL_CHECK(fraction ? v > 0 && v <= 1 : v >= 0)
             << "cost model xgb: " << k << " must be " << (fraction ? "in (0, 1]" : ">= 0") << ", not " << v;

@@ -297,6 +297,10 @@ TEST_CASE("corrupt, foreign or mismatched model files are refused with what to d
   CHECK_THROWS_WITH(make_cost_model("xgb", {{"retrain_samples", 2.5}}), Contains("retrain_samples must be a non-negative integer"));
   CHECK_THROWS_WITH(make_cost_model("xgb", {{"nthread", -1}}), Contains("nthread must be a non-negative integer"));
   CHECK_THROWS_WITH(make_cost_model("xgb", {{"retrain_ratio", "x"}}), Contains("retrain_ratio must be a number"));
+  CHECK_THROWS_WITH(make_cost_model("xgb", {{"num_rounds", "200"}}), Contains("num_rounds must be a non-negative integer"));
+  CHECK_THROWS_WITH(make_cost_model("xgb", {{"eta", "fast"}}), Contains("eta must be a number"));
+  CHECK_THROWS_WITH(make_learned_model("mlp", {{"epochs", 2.5}}), Contains("epochs must be a non-negative integer"));
+  CHECK_THROWS_WITH(make_cost_model("random", {{"seed", -1}}), Contains("seed must be a non-negative integer"));
   CHECK_NOTHROW(make_cost_model("random", {{"seed", 2}, {"nthread", 1}}));
   CHECK_NOTHROW(make_learned_model("mlp", {{"hidden", 16}, {"epochs", 2}}));
   auto untrained = make_learned_model("mlp");

@@ -75,13 +75,17 @@ double throughput(const workload::Workload& w, double seconds) {
   return std::isfinite(seconds) && seconds > 0 ? w.flop_count() / seconds : 0.0;
 }
 
+// The run's cost-model parameter that sets its cold models' warm-up (cold_params), and its default.
+constexpr const char* kColdMinSamplesKey = "cold_min_samples";
+constexpr int kColdMinSamples = 16;
+
 // A model by name, or loaded from a file (a pretrained model) when the name is an existing file.
 std::unique_ptr<costmodel::CostModel> make_model(const std::string& name, uint64_t seed,
                                                 const nlohmann::json& extra) {
   costmodel::ModelParams p = {{"seed", seed}, {"nthread", 1}};
   TESSEL_CHECK(extra.is_object()) << "cost-model parameters must be a JSON object, got " << extra.dump();
   for (auto& [k, v] : extra.items())
-    if (k != "cold_min_samples") p[k] = v;  // the run's cold models' (cold_params), not this model's
+    if (k != kColdMinSamplesKey) p[k] = v;  // the run's cold models' (cold_params), not this model's
   std::error_code ec;
   if (name.find('/') != std::string::npos || std::filesystem::is_regular_file(name, ec))
     return costmodel::make_pretrained_model(name, p);
@@ -106,11 +110,10 @@ nlohmann::json shared_params(const nlohmann::json& extra) {
 // fallback a pretrained model is checked against): shared_params, with the warm-up `cold_min_samples`
 // when given, else the run's `min_samples` when given, else kColdMinSamples. They start learning as a
 // guided run's cold model does, also beside a pretrained cost model whose own correction waits longer.
-constexpr int kColdMinSamples = 16;
 nlohmann::json cold_params(const nlohmann::json& extra) {
   nlohmann::json p = shared_params(extra);
-  if (extra.is_object() && extra.contains("cold_min_samples"))
-    p["min_samples"] = costmodel::count_param(extra, "cold_min_samples", kColdMinSamples);
+  if (extra.is_object() && extra.contains(kColdMinSamplesKey))
+    p["min_samples"] = costmodel::count_param(extra, kColdMinSamplesKey, kColdMinSamples);
   else if (!p.contains("min_samples"))
     p["min_samples"] = kColdMinSamples;
   return p;

@@ -47,6 +47,11 @@ class CostModel {
 
 /** Knobs of the models: JSON object (model-specific keys; "seed" for every model). */
 using ModelParams = nlohmann::json;
+/** Parameter key of p as a non-negative integer, or fallback when p has none or is not an object
+ *  (UserError for another value: a string, a fraction, or a negative number, which an unsigned would wrap). */
+size_t count_param(const ModelParams& p, const std::string& key, size_t fallback);
+/** Parameter key of p as a number, or fallback when p has none or is not an object (UserError otherwise). */
+double number_param(const ModelParams& p, const std::string& key, double fallback);
 
 /** Creates a model by name: "random" (uniform random scores; never trained), "xgb", "xgb-rank", "mlp",
  *  "analytic" (the compiled hot loop's roofline, code_features.h; trained without data, learns nothing).

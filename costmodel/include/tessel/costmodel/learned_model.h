@@ -43,9 +43,6 @@ struct LearnedParams {
   int nthread = 0;              // 0 = std::thread::hardware_concurrency()
   static LearnedParams from_json(const ModelParams& p);
 };
-/** The non-negative integer parameter key of p, or fallback when p has none (UserError for another value:
- *  a string, a fraction, or a negative number, which size_t would wrap). */
-size_t count_param(const ModelParams& p, const std::string& key, size_t fallback);
 
 /** Score given to candidates whose features cannot be extracted (invalid schedules): ranks them last
  *  while staying finite for strategies that subtract scores. */
