@@ -639,6 +639,7 @@ int main(int argc, char** argv) {
   double extra_until_min = 0;
   int seeds = 3, extra_seeds = 0, batch = 8, parallel = 1, remeasure_top = 8, remeasure_rounds = 4;
   int recheck_rounds = tuner::MeasureOptions().recheck_rounds;
+  std::string recheck_merge = tuner::MeasureOptions().recheck_merge;
   uint64_t first_seed = 101;
   bool no_check = false, no_measure_lock = false;
   std::string measure_lock;
@@ -674,6 +675,8 @@ int main(int argc, char** argv) {
       "times each of them is measured again (their time: the median of all; 0 = no re-measurement)")(
       "recheck-rounds", po::value<int>(&recheck_rounds)->default_value(recheck_rounds),
       "rechecks of near-best candidates while tuning (tessel tune --recheck-rounds; 0 = off)")(
+      "recheck-merge", po::value<std::string>(&recheck_merge)->default_value(recheck_merge),
+      "a rechecked candidate's time while tuning (tessel tune --recheck-merge: fastest or pooled)")(
       "model", po::value<std::string>(&model),
       "pretrained model file (default: the shipped one of this CPU, tessel tune --cost-model pretrained)")(
       "model-params", po::value<std::string>(&params_text), "parameters of the guided mode's (cold) model")(
@@ -791,6 +794,11 @@ int main(int argc, char** argv) {
                          std::chrono::duration<double, std::ratio<60>>(extra_until_min));
   st.measure.threads = 1;
   st.measure.recheck_rounds = recheck_rounds;
+  st.measure.recheck_merge = recheck_merge;
+  if (recheck_merge != "fastest" && recheck_merge != "pooled") {
+    std::cerr << "search-efficiency: --recheck-merge must be fastest or pooled, got '" << recheck_merge << "'\n";
+    return 2;
+  }
   st.dir = (std::filesystem::temp_directory_path() / ("tessel-bench-se-" + std::to_string(getpid()))).string();
   std::filesystem::create_directories(st.dir);
   if (!measure_lock.empty() && no_measure_lock) {

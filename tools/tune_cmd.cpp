@@ -113,6 +113,9 @@ int run_tune(const std::vector<std::string>& args) {
       "recheck-ratio", po::value<double>(&o.measure.recheck_ratio)->default_value(o.measure.recheck_ratio, (std::ostringstream() << o.measure.recheck_ratio).str()),
       "near-best: a median within this factor of the best time known")(
       "recheck-max", po::value<int>(&o.measure.recheck_max)->default_value(o.measure.recheck_max), "candidates rechecked per batch, at most")(
+      "recheck-merge", po::value<std::string>(&o.measure.recheck_merge)->default_value(o.measure.recheck_merge),
+      "a rechecked candidate's time: fastest (the fastest round's median) or pooled (the median of every "
+      "round's timed runs)")(
       "measure-lock", po::value<std::string>(&o.measure_lock),
       "measure each candidate under an exclusive lock on this file (created if missing): tuning runs that share "
       "a machine and name the same file never time kernels at once (local measurement only)")(

@@ -167,7 +167,7 @@ class RpcRunner : public tuner::Runner {
   void settle(Batch& b, size_t i, MeasureResult r) {
     r.build_s = b.build_s[i];
     if (b.rechecking) {
-      tuner::merge_recheck(b.results[i], r);
+      tuner::merge_recheck(b.results[i], r, b.opt);
       tuner::note_best(b.results[i], &b.best);
       return;
     }

@@ -7,6 +7,10 @@
 // runtime archive into every generated .so, and only the C entry points have external linkage here.
 #include "tessel/runtime/thread_pool.h"
 
+#ifdef __linux__
+#include <sched.h>
+#endif
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -211,14 +215,23 @@ int32_t function_trampoline(int64_t b, int64_t e, void* c) {
 
 }  // namespace
 
+int usable_cpus() {
+#ifdef __linux__
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) == 0 && CPU_COUNT(&allowed) > 0) return CPU_COUNT(&allowed);
+#endif
+  unsigned hc = std::thread::hardware_concurrency();
+  return hc == 0 ? 1 : int(hc);
+}
+
 int default_num_threads() {
   if (const char* s = std::getenv("TESSEL_NUM_THREADS")) {
     char* end = nullptr;
     long v = std::strtol(s, &end, 10);
     if (end != s && v > 0) return int(std::min<long>(v, 1024));
   }
-  unsigned hc = std::thread::hardware_concurrency();
-  return hc == 0 ? 1 : int(hc);
+  return usable_cpus();
 }
 
 void set_num_threads(int n) {

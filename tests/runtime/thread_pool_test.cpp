@@ -1,6 +1,10 @@
 // The runtime alone (no LLVM): thread pool coverage, nesting, resizing, errors; aligned memory; NDArray.
 #include "tessel/runtime/thread_pool.h"
 
+#ifdef __linux__
+#include <sched.h>
+#endif
+
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -139,3 +143,22 @@ TEST_CASE("runtime: NDArray", "[runtime]") {
   REQUIRE(float_to_half(1.0f) == 0x3c00);
   REQUIRE(half_to_float(0x0001) == std::ldexp(1.0f, -24));
 }
+
+#ifdef __linux__
+TEST_CASE("runtime: the default thread count is the CPUs this process may use (taskset, cpusets)", "[runtime]") {
+  cpu_set_t saved;
+  REQUIRE(sched_getaffinity(0, sizeof(saved), &saved) == 0);
+  REQUIRE(usable_cpus() == CPU_COUNT(&saved));
+  int first = 0;
+  while (!CPU_ISSET(first, &saved)) ++first;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(first, &one);
+  REQUIRE(sched_setaffinity(0, sizeof(one), &one) == 0);
+  unsetenv("TESSEL_NUM_THREADS");
+  int pinned = usable_cpus(), threads = default_num_threads();
+  REQUIRE(sched_setaffinity(0, sizeof(saved), &saved) == 0);  // restored before any check can stop the test
+  CHECK(pinned == 1);
+  CHECK(threads == 1);
+}
+#endif

@@ -61,35 +61,69 @@ TEST_CASE("recheck: the near-best candidates of a batch, the fastest recheck_max
 
 TEST_CASE("recheck: the faster round is kept; a wrong answer or a crash replaces, the machine's failures do not",
           "[tuner][measure][recheck]") {
+  const MeasureOptions fastest;  // recheck_merge "fastest", the default
+  REQUIRE(fastest.recheck_merge == "fastest");
   MeasureResult r = timed_at(1.5, 0.2);
   r.build_s = 0.7;
-  merge_recheck(r, timed_at(1.0, 0.3));  // a slow phase ended
+  merge_recheck(r, timed_at(1.0, 0.3), fastest);  // a slow phase ended
   CHECK(r.median_s() == Approx(1.0));
   CHECK(r.rounds == 2);
   CHECK(r.run_s == Approx(0.5));
   CHECK(r.build_s == 0.7);
-  merge_recheck(r, timed_at(1.4, 0.1));  // slower: ignored
+  merge_recheck(r, timed_at(1.4, 0.1), fastest);  // slower: ignored
   CHECK(r.median_s() == Approx(1.0));
   CHECK(r.rounds == 3);
   CHECK(r.run_s == Approx(0.6));
   for (auto kind : {MeasureErrorKind::kRunTimeout, MeasureErrorKind::kWorkerLost, MeasureErrorKind::kEarlyAborted,
                     MeasureErrorKind::kOutOfMemory}) {
     MeasureResult m = r;
-    merge_recheck(m, measure_error(kind, "the machine"));
+    merge_recheck(m, measure_error(kind, "the machine"), fastest);
     CHECK(m.ok());
     CHECK(m.median_s() == Approx(1.0));
   }
   for (auto kind : {MeasureErrorKind::kWrongAnswer, MeasureErrorKind::kRuntimeError}) {
     MeasureResult m = r;
-    merge_recheck(m, measure_error(kind, "misbehaved on a later round"));
+    merge_recheck(m, measure_error(kind, "misbehaved on a later round"), fastest);
     CHECK(m.error_kind == kind);
     CHECK_FALSE(m.ok());
     CHECK(m.rounds == 4);
     CHECK(m.build_s == 0.7);
-    merge_recheck(m, timed_at(0.5));  // a later good round does not make it correct again
+    merge_recheck(m, timed_at(0.5), fastest);  // a later good round does not make it correct again
     CHECK(m.error_kind == kind);
     CHECK(m.rounds == 5);
   }
+}
+
+TEST_CASE("recheck, pooled: every round's runs count, so one lucky round does not set the time",
+          "[tuner][measure][recheck]") {
+  MeasureOptions pooled;
+  pooled.recheck_merge = "pooled";
+  MeasureResult r = timed_at(0.8, 0.2);  // a lucky first round
+  r.build_s = 0.7;
+  merge_recheck(r, timed_at(1.2, 0.3), pooled);
+  merge_recheck(r, timed_at(1.0, 0.1), pooled);
+  CHECK(r.run_times_s.size() == 9);
+  CHECK(r.median_s() == Approx(1.0));  // the fastest merge would say 0.8
+  CHECK(r.rounds == 3);
+  CHECK(r.run_s == Approx(0.6));
+  CHECK(r.build_s == 0.7);
+  MeasureResult m = r;
+  merge_recheck(m, measure_error(MeasureErrorKind::kEarlyAborted, "the machine"), pooled);  // ignored
+  CHECK(m.run_times_s.size() == 9);
+  CHECK(m.median_s() == Approx(1.0));
+  merge_recheck(m, measure_error(MeasureErrorKind::kWrongAnswer, "misbehaved"), pooled);  // replaces
+  CHECK(m.error_kind == MeasureErrorKind::kWrongAnswer);
+  CHECK_FALSE(m.ok());
+  CHECK(m.rounds == 5);
+}
+
+TEST_CASE("recheck merge: only fastest or pooled, from JSON and in the tuner's options", "[tuner][measure][recheck]") {
+  CHECK(MeasureOptions::from_json(nlohmann::json{{"recheck_merge", "pooled"}}).recheck_merge == "pooled");
+  CHECK(MeasureOptions::from_json(MeasureOptions().to_json()).recheck_merge == "fastest");
+  CHECK_THROWS_WITH(MeasureOptions::from_json(nlohmann::json{{"recheck_merge", "median"}}),
+                    Catch::Contains("'fastest' or 'pooled'"));
+  CHECK_THROWS_WITH(MeasureOptions::from_json(nlohmann::json{{"recheck_merge", 3}}),
+                    Catch::Contains("must be a string"));
 }
 
 TEST_CASE("local runner: near-best candidates are measured again after their batch; the rest are handed over at once",

@@ -29,6 +29,7 @@
 #include "tessel/codegen/target.h"
 #include "tessel/lower/lower.h"
 #include "tessel/ops/default_schedule.h"
+#include "tessel/runtime/thread_pool.h"
 #include "tessel/support/error.h"
 
 namespace tessel::tuner {
@@ -167,7 +168,7 @@ class LocalBuilder : public Builder {
         builder_(find_builder()),
         target_(target),
         ext_(codegen::Target::parse(target).is_cuda() ? ".ptx" : ".so") {
-    if (jobs_ <= 0) jobs_ = int(std::max(1u, std::thread::hardware_concurrency()));
+    if (jobs_ <= 0) jobs_ = runtime::usable_cpus();
   }
 
   std::vector<BuildResult> build(const std::vector<MeasureInput>& inputs, const MeasureOptions& opt) override {

@@ -64,7 +64,7 @@ class LocalRunner : public Runner {
       if (waiting[i] && !std::binary_search(again.begin(), again.end(), i)) finish(i);
     for (int round = 0; round < opt.recheck_rounds && !again.empty(); ++round)
       for (size_t i : again) {
-        merge_recheck(out[i], timed(inputs[i], builds[i], opt, best));
+        merge_recheck(out[i], timed(inputs[i], builds[i], opt, best), opt);
         note_best(out[i], &best);
       }
     for (size_t i : again) finish(i);

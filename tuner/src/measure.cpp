@@ -19,6 +19,8 @@ void read_field(const nlohmann::json& j, const char* key, T* out) {
     TESSEL_CHECK(it->is_boolean()) << "measure options: '" << key << "' must be true or false";
   } else if constexpr (std::is_integral_v<T>) {
     TESSEL_CHECK(it->is_number_integer()) << "measure options: '" << key << "' must be an integer";
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    TESSEL_CHECK(it->is_string()) << "measure options: '" << key << "' must be a string";
   } else {
     TESSEL_CHECK(it->is_number()) << "measure options: '" << key << "' must be a number";
   }
@@ -26,6 +28,11 @@ void read_field(const nlohmann::json& j, const char* key, T* out) {
 }
 
 }  // namespace
+
+void check_recheck_merge(const std::string& merge) {
+  TESSEL_CHECK(merge == "fastest" || merge == "pooled")
+      << "recheck merge must be 'fastest' or 'pooled', got '" << merge << "'";
+}
 
 nlohmann::json MeasureOptions::to_json() const {
   return {{"warmup", warmup},
@@ -41,7 +48,8 @@ nlohmann::json MeasureOptions::to_json() const {
           {"seed", seed},
           {"recheck_rounds", recheck_rounds},
           {"recheck_ratio", recheck_ratio},
-          {"recheck_max", recheck_max}};
+          {"recheck_max", recheck_max},
+          {"recheck_merge", recheck_merge}};
 }
 
 MeasureOptions MeasureOptions::from_json(const nlohmann::json& j) {
@@ -61,6 +69,8 @@ MeasureOptions MeasureOptions::from_json(const nlohmann::json& j) {
   read_field(j, "recheck_rounds", &o.recheck_rounds);
   read_field(j, "recheck_ratio", &o.recheck_ratio);
   read_field(j, "recheck_max", &o.recheck_max);
+  read_field(j, "recheck_merge", &o.recheck_merge);
+  check_recheck_merge(o.recheck_merge);
   return o;
 }
 

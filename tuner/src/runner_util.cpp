@@ -98,7 +98,7 @@ std::vector<size_t> recheck_set(const std::vector<MeasureResult>& results, const
   return out;
 }
 
-void merge_recheck(MeasureResult& r, const MeasureResult& again) {
+void merge_recheck(MeasureResult& r, const MeasureResult& again, const MeasureOptions& opt) {
   double wall = r.run_s + again.run_s;
   int rounds = r.rounds + 1;
   if (!r.ok()) {  // it misbehaved in an earlier round: that stands
@@ -108,7 +108,9 @@ void merge_recheck(MeasureResult& r, const MeasureResult& again) {
   }
   bool misbehaves =
       again.error_kind == MeasureErrorKind::kWrongAnswer || again.error_kind == MeasureErrorKind::kRuntimeError;
-  if (misbehaves || (again.ok() && again.median_s() < r.median_s())) {
+  if (!misbehaves && again.ok() && opt.recheck_merge == "pooled") {
+    r.run_times_s.insert(r.run_times_s.end(), again.run_times_s.begin(), again.run_times_s.end());
+  } else if (misbehaves || (again.ok() && again.median_s() < r.median_s())) {
     double build = r.build_s;
     r = again;
     r.build_s = build;

@@ -18,6 +18,7 @@
 #include "tessel/codegen/target.h"
 #include "tessel/costmodel/learned_model.h"
 #include "tessel/records/target_match.h"
+#include "tessel/runtime/thread_pool.h"
 #include "tessel/support/log.h"
 #include "tessel/support/sha256.h"
 #include "tessel/tuner/task_scheduler.h"
@@ -172,6 +173,7 @@ class Tuning {
     TESSEL_CHECK(o.measure.recheck_rounds >= 0) << "--recheck-rounds must be >= 0";
     TESSEL_CHECK(o.measure.recheck_max >= 0) << "--recheck-max must be >= 0";
     TESSEL_CHECK(o.measure.recheck_ratio >= 1) << "--recheck-ratio must be >= 1, got " << o.measure.recheck_ratio;
+    check_recheck_merge(o.measure.recheck_merge);
     TESSEL_CHECK(o.transfer_seeds >= 0) << "--transfer-seeds must be >= 0";
     TESSEL_CHECK(o.strategy_params.refine_shortlist >= 1) << "--refine-shortlist must be >= 1";
     TESSEL_CHECK(o.strategy_params.stall_batches >= 0) << "--stall-batches must be >= 0";
@@ -204,7 +206,7 @@ class Tuning {
                       .string();
     }
     std::filesystem::create_directories(work_dir_);
-    int jobs = o.jobs > 0 ? o.jobs : int(std::max(1u, std::thread::hardware_concurrency()));
+    int jobs = o.jobs > 0 ? o.jobs : runtime::usable_cpus();
     builder_ = o.make_builder ? o.make_builder(work_dir_, jobs) : make_local_builder(work_dir_, jobs, target_);
     LocalRunnerParams rp;
     rp.work_dir = work_dir_;

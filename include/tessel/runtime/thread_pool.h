@@ -16,7 +16,11 @@ void set_num_threads(int n);
 /** Thread count parallel loops use now. */
 int num_threads();
 
-/** Default thread count: TESSEL_NUM_THREADS when set to a positive integer, else hardware concurrency. */
+/** CPUs this process may run on: its affinity mask's count on Linux (taskset, a container's cpuset),
+ *  else hardware concurrency; at least 1. */
+int usable_cpus();
+
+/** Default thread count: TESSEL_NUM_THREADS when set to a positive integer, else usable_cpus(). */
 int default_num_threads();
 
 /** Runs f(chunk_begin, chunk_end) over contiguous chunks of [begin, end) on the pool and waits.

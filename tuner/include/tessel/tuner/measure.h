@@ -31,14 +31,19 @@ struct MeasureOptions {
   uint64_t seed = 1;               // inputs are drawn from this seed (same for every candidate)
   // Rechecks against slow phases of the machine (docs/measurement.md): a candidate whose median is
   // within recheck_ratio x the best time known (its batch's included) is measured again in
-  // recheck_rounds later rounds over its batch; the fastest round's times are kept. At most recheck_max
-  // candidates of a batch (the fastest). recheck_rounds = 0 turns it off.
+  // recheck_rounds later rounds over its batch; recheck_merge says which times are kept: "fastest" (the
+  // fastest round's) or "pooled" (every round's timed runs, so its median is the median of them all). At
+  // most recheck_max candidates of a batch (the fastest). recheck_rounds = 0 turns it off.
   int recheck_rounds = 2;
   double recheck_ratio = 1.6;
   int recheck_max = 4;
+  std::string recheck_merge = "fastest";
   nlohmann::json to_json() const;
   static MeasureOptions from_json(const nlohmann::json& j);
 };
+
+/** Throws a UserError unless merge names a MeasureOptions::recheck_merge ("fastest", "pooled"). */
+void check_recheck_merge(const std::string& merge);
 
 /** One candidate: a schedule trace of a workload. */
 struct MeasureInput {
@@ -60,7 +65,7 @@ struct MeasureResult {
   std::string error_message;
   std::vector<double> run_times_s;  // every timed repeat
   double build_s = 0, run_s = 0;    // wall time spent building and measuring this candidate
-  int rounds = 1;                   // times it was measured (rechecks included); run_times_s are the fastest round's
+  int rounds = 1;                   // times it was measured (rechecks included); run_times_s: MeasureOptions::recheck_merge
   /** Median run time, or +infinity on error. */
   double median_s() const;
   /** As records::TuningRecord::timed_s: the median also of an early-aborted candidate's runs (for the

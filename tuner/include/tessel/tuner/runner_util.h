@@ -55,11 +55,12 @@ bool wants_recheck(const MeasureResult& r, const MeasureOptions& opt, double bes
 std::vector<size_t> recheck_set(const std::vector<MeasureResult>& results, const std::vector<char>& waiting,
                                 const MeasureOptions& opt, double best_s);
 
-/** Folds a recheck into r: the faster round's times are kept (slow phases only ever slow a kernel down),
- *  wall times add up and rounds counts it. A wrong answer or a crash replaces r (a kernel that misbehaves
+/** Folds a recheck into r: with opt.recheck_merge "fastest" the faster round's times are kept (slow phases
+ *  only ever slow a kernel down), with "pooled" both rounds' times (the median is then the median of every
+ *  round's timed runs: a lucky round counts no more than a slow one); wall times add up and rounds counts it. A wrong answer or a crash replaces r (a kernel that misbehaves
  *  once is not correct, and stays so in later rounds); other failures (timeouts, a lost worker, an early
  *  abort) are the machine's and leave r's times. */
-void merge_recheck(MeasureResult& r, const MeasureResult& again);
+void merge_recheck(MeasureResult& r, const MeasureResult& again, const MeasureOptions& opt);
 
 /** A MeasureResult holding only an error. */
 MeasureResult measure_error(MeasureErrorKind kind, std::string message);
