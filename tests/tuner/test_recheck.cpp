@@ -186,6 +186,7 @@ TEST_CASE("tune: the rechecked candidates' records carry their rounds and the fa
     }
     ok += rec.ok();
     CHECK(rec.run_settings["recheck_rounds"] == 2);
+    CHECK(rec.run_settings["recheck_merge"] == "fastest");
     if (rec.run_settings.contains("rounds")) {
       CHECK(rec.run_settings["rounds"] == 3);
       CHECK(rec.ok());
@@ -203,5 +204,8 @@ TEST_CASE("tune: the rechecked candidates' records carry their rounds and the fa
   o.measure.recheck_ratio = 1.6;
   o.measure.recheck_rounds = -1;
   CHECK_THROWS_WITH(tune(o), Catch::Contains("--recheck-rounds must be >= 0"));
+  o.measure.recheck_rounds = 2;
+  o.measure.recheck_merge = "median";
+  CHECK_THROWS_WITH(tune(o), Catch::Contains("recheck merge must be 'fastest' or 'pooled'"));
   fs::remove_all(dir);
 }
