@@ -30,6 +30,18 @@ std::string cpu_model_name() {
   return "unknown";
 }
 
+/** The transparent huge page policy ("always", "madvise", "never": the bracketed word of sysfs'
+ *  .../transparent_hugepage/enabled), "unknown" where there is none. Page backing changes which schedule
+ *  is fastest (docs/performance.md, "Dense on Zen 4: 4 KiB and 2 MiB pages"), so records carry it. */
+std::string transparent_hugepages() {
+  std::ifstream in("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string line;
+  if (!std::getline(in, line)) return "unknown";
+  size_t open = line.find('['), close = line.find(']', open == std::string::npos ? 0 : open);
+  if (open == std::string::npos || close == std::string::npos || close <= open + 1) return "unknown";
+  return line.substr(open + 1, close - open - 1);
+}
+
 std::set<std::string> enabled_features(const std::string& features) {
   std::set<std::string> on;
   std::stringstream ss(features);
@@ -50,7 +62,8 @@ nlohmann::json host_fingerprint() {
                           {"cpu", host.cpu},
                           {"features", host.features},
                           {"cores", int(std::thread::hardware_concurrency())},
-                          {"os", os}};
+                          {"os", os},
+                          {"transparent_hugepages", transparent_hugepages()}};
   }();
   return fp;
 }

@@ -1,6 +1,7 @@
 // Records and the database API: round trips, best lookup with target matching and its reasons,
 // exact-resume queries, distill, JSON lines.
 #include <catch2/catch.hpp>
+#include <fstream>
 #include <random>
 
 #include "records_test_util.h"
@@ -200,6 +201,15 @@ TEST_CASE("target matching rule", "[records]") {
   CHECK(fp["features"] == codegen::Target::host().features);
   CHECK(fp.contains("cpu_model"));
   CHECK(fp.contains("os"));
+  // The THP policy, read here independently: the bracketed word of the sysfs file.
+  std::string thp = fp.value("transparent_hugepages", "");
+  std::ifstream sys("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string line;
+  if (std::getline(sys, line) && line.find('[') != std::string::npos) {
+    CHECK(line.find("[" + thp + "]") != std::string::npos);
+  } else {
+    CHECK(thp == "unknown");
+  }
 }
 
 TEST_CASE("database -> JSON lines -> database, deduplicated", "[records]") {

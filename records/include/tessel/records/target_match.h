@@ -7,7 +7,8 @@
 namespace tessel::records {
 
 /** This machine: {"cpu_model" (/proc/cpuinfo "model name"), "cpu" (LLVM CPU name), "features"
- *  (codegen::Target::host().features), "cores" (std::thread::hardware_concurrency), "os"}.
+ *  (codegen::Target::host().features), "cores" (std::thread::hardware_concurrency), "os",
+ *  "transparent_hugepages" (the kernel's THP policy: always | madvise | never | unknown)}.
  *  GPU fields ("gpu_name", "compute_capability") are added by GPU targets later. */
 nlohmann::json host_fingerprint();
 
