@@ -4,7 +4,6 @@
 // gcc -O2 -shared -fPIC -o thp_shim.so thp_shim.c -ldl
 #define _GNU_SOURCE
 #include <dlfcn.h>
-#include <errno.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 static int (*real_pm)(void**, size_t, size_t);

@@ -3,7 +3,6 @@
 // gcc -O2 -shared -fPIC -o thp_shim_staggered.so thp_shim_staggered.c -ldl
 #define _GNU_SOURCE
 #include <dlfcn.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 static int (*real_pm)(void**, size_t, size_t);

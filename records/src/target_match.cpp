@@ -30,18 +30,6 @@ std::string cpu_model_name() {
   return "unknown";
 }
 
-/** The transparent huge page policy ("always", "madvise", "never": the bracketed word of sysfs'
- *  .../transparent_hugepage/enabled), "unknown" where there is none. Page backing changes which schedule
- *  is fastest (docs/performance.md, "Dense on Zen 4: 4 KiB and 2 MiB pages"), so records carry it. */
-std::string transparent_hugepages() {
-  std::ifstream in("/sys/kernel/mm/transparent_hugepage/enabled");
-  std::string line;
-  if (!std::getline(in, line)) return "unknown";
-  size_t open = line.find('['), close = line.find(']', open == std::string::npos ? 0 : open);
-  if (open == std::string::npos || close == std::string::npos || close <= open + 1) return "unknown";
-  return line.substr(open + 1, close - open - 1);
-}
-
 std::set<std::string> enabled_features(const std::string& features) {
   std::set<std::string> on;
   std::stringstream ss(features);
@@ -53,17 +41,27 @@ std::set<std::string> enabled_features(const std::string& features) {
 
 }  // namespace
 
+std::string thp_policy_of(const std::string& line) {
+  size_t open = line.find('[');
+  size_t close = open == std::string::npos ? open : line.find(']', open);
+  if (close == std::string::npos || close == open + 1) return "unknown";
+  return line.substr(open + 1, close - open - 1);
+}
+
 nlohmann::json host_fingerprint() {
   static const nlohmann::json fp = [] {
     codegen::Target host = codegen::Target::host();
     utsname u{};
     std::string os = uname(&u) == 0 ? std::string(u.sysname) + " " + u.release + " " + u.machine : "unknown";
+    std::ifstream thp("/sys/kernel/mm/transparent_hugepage/enabled");
+    std::string thp_line;
+    std::getline(thp, thp_line);
     return nlohmann::json{{"cpu_model", cpu_model_name()},
                           {"cpu", host.cpu},
                           {"features", host.features},
                           {"cores", int(std::thread::hardware_concurrency())},
                           {"os", os},
-                          {"transparent_hugepages", transparent_hugepages()}};
+                          {"transparent_hugepages", thp_policy_of(thp_line)}};
   }();
   return fp;
 }

@@ -201,7 +201,14 @@ TEST_CASE("target matching rule", "[records]") {
   CHECK(fp["features"] == codegen::Target::host().features);
   CHECK(fp.contains("cpu_model"));
   CHECK(fp.contains("os"));
-  // The THP policy, read here independently: the bracketed word of the sysfs file.
+  CHECK(thp_policy_of("always [madvise] never") == "madvise");
+  CHECK(thp_policy_of("[always] madvise never") == "always");
+  CHECK(thp_policy_of("always madvise [never]") == "never");
+  CHECK(thp_policy_of("") == "unknown");
+  CHECK(thp_policy_of("always madvise never") == "unknown");
+  CHECK(thp_policy_of("always [] never") == "unknown");
+  CHECK(thp_policy_of("always [madvise never") == "unknown");
+  // The host's, read here independently: the bracketed word of the sysfs file.
   std::string thp = fp.value("transparent_hugepages", "");
   std::ifstream sys("/sys/kernel/mm/transparent_hugepage/enabled");
   std::string line;

@@ -898,8 +898,8 @@ TEST_CASE("transfer from a JSON-lines export: its best configurations first, the
   std::vector<std::string> got;
   for (auto& r : records::open_database(db)->records({b->key, "", false, false, 0})) got.push_back(r.trace_hash);
   REQUIRE(got.size() == 4);
+  CHECK(std::set<std::string>{got[0], got[2]} == source_first2);  // suggested, own, suggested, own
   CHECK(std::count_if(got.begin(), got.end(), [&](auto& h) { return all6.count(h) > 0; }) == 2);
-  CHECK(std::count_if(got.begin(), got.end(), [&](auto& h) { return source_first2.count(h) > 0; }) == 2);
   // A trained model orders the six: the first batch is its best two (an oracle of the fake runner's times).
   OracleModel oracle;
   StrategyParams sp;
@@ -925,6 +925,14 @@ TEST_CASE("transfer from a JSON-lines export: its best configurations first, the
   REQUIRE(fit.size() == 4);
   CHECK(std::set<std::string>{fit[0].trace_hash, fit[2].trace_hash, fit[3].trace_hash} == last3);
   CHECK_FALSE(all6.count(fit[1].trace_hash));
+  // The annealing search takes suggestions the same way: the oracle's best two, alternately with its own.
+  auto annealing = make_search_strategy("annealing", *sb, &oracle, sp);
+  annealing->suggest(six);
+  auto an = annealing->propose(4);
+  REQUIRE(an.size() == 4);
+  CHECK(std::set<std::string>{an[0].trace_hash, an[2].trace_hash} == best2);
+  CHECK_FALSE(all6.count(an[1].trace_hash));
+  CHECK_FALSE(all6.count(an[3].trace_hash));
   // A source that is no database: refused before anything runs.
   std::ofstream(db + ".bad.db") << "not sqlite";
   o.transfer_from = {db + ".bad.db"};

@@ -1,6 +1,7 @@
 // Simulated annealing on cost-model scores (after AutoTVM): parallel chains of single-knob mutations,
 // accepted when the score improves or with probability exp(delta / T); T cools linearly. A batch is the
-// best-scored unseen points visited, topped up with random samples.
+// best-scored unseen points visited, topped up with random samples; suggested points (transferred best,
+// rule seeds) take up to half of it, measured alternately with those (StrategyBase::alternated).
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -14,7 +15,9 @@ class AnnealingSearch : public StrategyBase {
   using StrategyBase::StrategyBase;
   std::vector<Candidate> propose(int n) override {
     std::set<std::string> taken;
-    std::vector<Candidate> out = take_suggested(n, &taken);  // the rest of the batch is the search's own
+    std::vector<Candidate> given = take_suggested(n, &taken);  // the rest of the batch is the search's own
+    n -= int(given.size());
+    std::vector<Candidate> out;
     if (model_ && model_->trained()) {
       std::vector<Candidate> chains;
       for (auto& m : history_)
@@ -56,7 +59,7 @@ class AnnealingSearch : public StrategyBase {
     }
     auto rnd = sample(n - int(out.size()), &taken);
     out.insert(out.end(), rnd.begin(), rnd.end());
-    return out;
+    return alternated(std::move(given), std::move(out));
   }
   bool exhausted() const override { return sample_failures_ && double(seen_.size()) >= space_.size(); }
   std::string name() const override { return "annealing"; }

@@ -12,6 +12,12 @@ namespace tessel::records {
  *  GPU fields ("gpu_name", "compute_capability") are added by GPU targets later. */
 nlohmann::json host_fingerprint();
 
+/** The selected word of a sysfs choice line such as /sys/kernel/mm/transparent_hugepage/enabled
+ *  ("always [madvise] never" -> "madvise"); "unknown" when none is bracketed (no file, another format).
+ *  Page backing changes which schedule is fastest (docs/performance.md, "4 KiB and 2 MiB pages"), so the
+ *  fingerprint carries the policy. */
+std::string thp_policy_of(const std::string& line);
+
 enum class TargetMatchKind {
   kExact,         // the same target string
   kCompatible,    // same triple and CPU, the record's enabled features a subset of the requested ones
