@@ -903,14 +903,20 @@ TEST_CASE("transfer from a JSON-lines export: its best configurations first, the
   // A trained model orders the six: the first batch is its best two (an oracle of the fake runner's times).
   OracleModel oracle;
   StrategyParams sp;
-  auto strategy = make_search_strategy("evolutionary", *sb, &oracle, sp);
-  strategy->suggest(six);
-  auto first = strategy->propose(4);
-  REQUIRE(first.size() == 4);
-  // Measured alternately with the search's own choices: suggested, own, suggested, own.
-  CHECK(std::set<std::string>{first[0].trace_hash, first[2].trace_hash} == best2);
-  CHECK_FALSE(all6.count(first[1].trace_hash));
-  CHECK_FALSE(all6.count(first[3].trace_hash));
+  // Measured alternately with the search's own choices: suggested, own, suggested, own (the annealing
+  // search takes suggestions the same way).
+  auto first_batch = [&](const std::string& kind) {
+    auto st = make_search_strategy(kind, *sb, &oracle, sp);
+    st->suggest(six);
+    auto batch = st->propose(4);
+    REQUIRE(batch.size() == 4);
+    CHECK(std::set<std::string>{batch[0].trace_hash, batch[2].trace_hash} == best2);
+    CHECK_FALSE(all6.count(batch[1].trace_hash));
+    CHECK_FALSE(all6.count(batch[3].trace_hash));
+    return std::pair{std::move(st), batch};
+  };
+  (void)first_batch("annealing");
+  auto [strategy, first] = first_batch("evolutionary");
   std::set<std::string> first_hashes;
   for (auto& c : first) first_hashes.insert(c.trace_hash);
   CHECK(first_hashes.size() == 4);
@@ -925,14 +931,6 @@ TEST_CASE("transfer from a JSON-lines export: its best configurations first, the
   REQUIRE(fit.size() == 4);
   CHECK(std::set<std::string>{fit[0].trace_hash, fit[2].trace_hash, fit[3].trace_hash} == last3);
   CHECK_FALSE(all6.count(fit[1].trace_hash));
-  // The annealing search takes suggestions the same way: the oracle's best two, alternately with its own.
-  auto annealing = make_search_strategy("annealing", *sb, &oracle, sp);
-  annealing->suggest(six);
-  auto an = annealing->propose(4);
-  REQUIRE(an.size() == 4);
-  CHECK(std::set<std::string>{an[0].trace_hash, an[2].trace_hash} == best2);
-  CHECK_FALSE(all6.count(an[1].trace_hash));
-  CHECK_FALSE(all6.count(an[3].trace_hash));
   // A source that is no database: refused before anything runs.
   std::ofstream(db + ".bad.db") << "not sqlite";
   o.transfer_from = {db + ".bad.db"};
