@@ -750,18 +750,26 @@ TEST_CASE("the default cost model: pretrained on x86-64 CPUs, a cold xgb elsewhe
   CHECK_THAT(resolve_refine_model("pretrained", "xgb", other), Catch::EndsWith("/cpu-x86_64.code.model"));
   CHECK_THAT(costmodel::pretrained_model_path("generic"), Catch::EndsWith("/cpu-x86_64.model"));
   // A CPU without a model of its own takes the closest one shipped: its vendor's of the same vector width,
-  // then another vendor's of that width (Zen 3 -> the Zen 2 model; Ice Lake server -> Sapphire Rapids).
+  // then another vendor's of that width (Zen 1 -> the Zen 3 model; Ice Lake server -> Sapphire Rapids).
   CHECK(costmodel::similar_cpus("znver3").front() == "znver2");
   CHECK(costmodel::similar_cpus("icelake-server").front() == "sapphirerapids");
   CHECK(costmodel::similar_cpus("no-such-cpu").empty());
   CHECK(costmodel::similar_cpus("znver5").empty());  // the default model is its own
   const std::string zen3 = "llvm -mtriple=x86_64-pc-linux-gnu -mcpu=znver3 -mattr=+avx2";
+  const std::string zen1 = "llvm -mtriple=x86_64-pc-linux-gnu -mcpu=znver1 -mattr=+avx2";
   const std::string haswell = "llvm -mtriple=x86_64-pc-linux-gnu -mcpu=haswell -mattr=+avx2";
   const std::string icelake = "llvm -mtriple=x86_64-pc-linux-gnu -mcpu=icelake-server -mattr=+avx512f";
-  CHECK_THAT(resolve_cost_model("auto", zen3), Catch::EndsWith("/cpu-x86_64-znver2.model"));
-  CHECK_THAT(resolve_cost_model("auto", haswell), Catch::EndsWith("/cpu-x86_64-znver2.model"));
+  // Zen 3 has its own models (2026-12-07); Zen 2 keeps its own; Zen 1 and Haswell take the Zen 3 ones.
+  CHECK_THAT(resolve_cost_model("auto", zen3), Catch::EndsWith("/cpu-x86_64-znver3.model"));
+  CHECK_THAT(resolve_refine_model("pretrained", resolve_cost_model("auto", zen3), zen3),
+             Catch::EndsWith("/cpu-x86_64-znver3.code.model"));
+  CHECK_THAT(resolve_cost_model("auto", "llvm -mtriple=x86_64-pc-linux-gnu -mcpu=znver2 -mattr=+avx2"),
+             Catch::EndsWith("/cpu-x86_64-znver2.model"));
+  CHECK_THAT(resolve_cost_model("auto", zen1), Catch::EndsWith("/cpu-x86_64-znver3.model"));
+  CHECK_THAT(resolve_cost_model("auto", haswell), Catch::EndsWith("/cpu-x86_64-znver3.model"));
   CHECK_THAT(resolve_cost_model("auto", icelake), Catch::EndsWith("/cpu-x86_64-sapphirerapids.model"));
-  CHECK_THAT(resolve_transfer_source("auto", "auto", zen3).path, Catch::EndsWith("/cpu-x86_64-znver2.records.jsonl"));
+  CHECK_THAT(resolve_transfer_source("auto", "auto", zen3).path, Catch::EndsWith("/cpu-x86_64-znver3.records.jsonl"));
+  CHECK_THAT(resolve_transfer_source("auto", "auto", zen1).path, Catch::EndsWith("/cpu-x86_64-znver3.records.jsonl"));
   CHECK(costmodel::load_cost_model(resolve_cost_model("auto", zen4))->name() == "xgb-rank");
   // The shipped best records go with the shipped cost model: auto gives them to it alone (not learned from).
   CHECK_THAT(resolve_transfer_source("auto", "auto", zen4).path, Catch::EndsWith("/cpu-x86_64-znver4.records.jsonl"));

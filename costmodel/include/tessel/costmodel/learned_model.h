@@ -173,7 +173,7 @@ std::unique_ptr<LearnedModel> make_pretrained_model(const std::string& path, con
  *  `tessel tune --cost-model pretrained` (and auto) starts from the one of the run's target CPU. */
 std::string pretrained_model_path(const std::string& cpu = "");
 /** The CPUs (LLVM names) whose shipped models stand in for `cpu`'s when it has none, closest first: those
- *  of its vendor and vector width (znver3: znver2, znver1), then other vendors' of the same width (AVX2 or
+ *  of its vendor and vector width (znver1: znver3, znver2), then other vendors' of the same width (AVX2 or
  *  AVX-512). Empty for a CPU tessel does not know. */
 std::vector<std::string> similar_cpus(const std::string& cpu);
 /** The shipped pretrained xgb-rank model that reads code features (cpu-x86_64[-CPU].code.model, the
