@@ -89,7 +89,7 @@ int run_tune(const std::vector<std::string>& args) {
       "measured batches, and the run switches to the cold one when that orders them clearly better)")(
       "cost-model-params", po::value<std::string>(&model_params_text),
       "cost-model parameters as a JSON object, e.g. '{\"min_samples\":16}' (docs/costmodel.md); "
-      "cold_min_samples: the warm-up of the run's cold refine and check models (default 16; docs/tuning.md)")(
+      "cold_min_samples: the warm-up of the run's cold refine and check models (default 8; docs/tuning.md)")(
       "transfer", po::bool_switch(&o.transfer),
       "also learn from the database's records of other workloads, and measure first their best configurations")(
       "transfer-seeds", po::value<int>(&o.transfer_seeds)->default_value(4),

@@ -713,7 +713,7 @@ TEST_CASE("a run hands over from a pretrained model that orders its measurements
   s = tune(o);
   CHECK(s.tasks[0].fallbacks.empty());
   CHECK(s.to_json()["tasks"][0]["model_fallbacks"].empty());
-  // The cold models warm up after 16 measurements by default (cold_min_samples), whatever the pretrained
+  // The cold models warm up after 8 measurements by default (cold_min_samples), whatever the pretrained
   // model's own min_samples (64 by default): the check still catches it.
   o.check_pretrained = true;
   o.db_path = temp_db("backwards_cold_default");

@@ -14,9 +14,14 @@ class AnnealingSearch : public StrategyBase {
  public:
   using StrategyBase::StrategyBase;
   std::vector<Candidate> propose(int n) override {
-    std::set<std::string> taken;
-    std::vector<Candidate> given = take_suggested(n, &taken);  // the rest of the batch is the search's own
-    n -= int(given.size());
+    return with_suggested(n, [this](int k, std::set<std::string>* taken) { return propose_own(k, *taken); });
+  }
+  bool exhausted() const override { return sample_failures_ && double(seen_.size()) >= space_.size(); }
+  std::string name() const override { return "annealing"; }
+
+ private:
+  /** n points of the chains' best-scored visits, topped up with random samples; none in taken (added). */
+  std::vector<Candidate> propose_own(int n, std::set<std::string>& taken) {
     std::vector<Candidate> out;
     if (model_ && model_->trained()) {
       std::vector<Candidate> chains;
@@ -59,12 +64,9 @@ class AnnealingSearch : public StrategyBase {
     }
     auto rnd = sample(n - int(out.size()), &taken);
     out.insert(out.end(), rnd.begin(), rnd.end());
-    return alternated(std::move(given), std::move(out));
+    return out;
   }
-  bool exhausted() const override { return sample_failures_ && double(seen_.size()) >= space_.size(); }
-  std::string name() const override { return "annealing"; }
 
- private:
   int failures_ = 0;
 };
 

@@ -25,10 +25,7 @@ class EvolutionarySearch : public StrategyBase {
   using StrategyBase::StrategyBase;
 
   std::vector<Candidate> propose(int n) override {
-    std::set<std::string> taken;
-    std::vector<Candidate> given = take_suggested(n, &taken);  // the rest of the batch is the search's own
-    std::vector<Candidate> own = propose_own(n - int(given.size()), &taken);
-    return alternated(std::move(given), std::move(own));
+    return with_suggested(n, [this](int k, std::set<std::string>* taken) { return propose_own(k, taken); });
   }
   bool exhausted() const override { return sample_failures_ && double(seen_.size()) >= space_.size(); }
   std::string name() const override { return "evolutionary"; }
@@ -48,6 +45,7 @@ class EvolutionarySearch : public StrategyBase {
       // it while the cost model is untrained), re-ranked by it.
       std::vector<Candidate> polished = polish(size_t(double(n - n_random) * p_.polish + 0.5), &taken);
       for (auto& c : polished) seen_.insert(c.trace_hash);
+      tag(polished, "polish");
       out = std::move(polished);
       int want = n - n_random - int(out.size());
       size_t listed = size_t(want) * size_t(refining ? p_.refine_shortlist : 1);
@@ -69,9 +67,14 @@ class EvolutionarySearch : public StrategyBase {
         in_list.insert(pop[i].trace_hash);
         shortlist.push_back(pop[i]);
       }
+      tag(shortlist, "population");
       if (refining) {  // the rest: half mutants of the best measured (a local search), half random samples
-        for (auto& c : neighbours((listed - shortlist.size()) / 2, &in_list)) shortlist.push_back(std::move(c));
-        for (auto& c : draw(listed - shortlist.size(), &in_list)) shortlist.push_back(std::move(c));
+        std::vector<Candidate> mutants = neighbours((listed - shortlist.size()) / 2, &in_list);
+        tag(mutants, "mutant");
+        for (auto& c : mutants) shortlist.push_back(std::move(c));
+        std::vector<Candidate> drawn = draw(listed - shortlist.size(), &in_list);
+        tag(drawn, "drawn");
+        for (auto& c : drawn) shortlist.push_back(std::move(c));
       }
       if (refining && int(shortlist.size()) > want) shortlist = best_by(*refine_, shortlist, size_t(want));
       for (auto& c : shortlist) {
@@ -81,6 +84,7 @@ class EvolutionarySearch : public StrategyBase {
       }
     }
     auto rnd = sample(n - int(out.size()), &taken);
+    tag(rnd, "random");
     out.insert(out.end(), rnd.begin(), rnd.end());
     return out;
   }

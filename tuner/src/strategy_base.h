@@ -2,6 +2,8 @@
 // crossover of knob vectors; the measured history.
 #pragma once
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <random>
@@ -28,6 +30,10 @@ class StrategyBase : public SearchStrategy {
   void observe(const std::vector<Candidate>& c, const std::vector<double>& t) override {
     double top = 0;
     for (size_t i = 0; i < c.size(); ++i) {
+      if (tracing()) {
+        auto o = origin_.find(c[i].trace_hash);
+        std::fprintf(stderr, "search-trace: %s %.3f\n", o == origin_.end() ? "given" : o->second, t[i] * 1e-9);
+      }
       seen_.insert(c[i].trace_hash);
       if (!c[i].knobs.empty()) history_.push_back({c[i], t[i]});
       top = std::max(top, t[i]);
@@ -46,6 +52,17 @@ class StrategyBase : public SearchStrategy {
     double throughput;
   };
 
+  /** TESSEL_SEARCH_TRACE set: observe() prints each measured candidate's origin (tag()) and GFLOP/s on
+   *  stderr, a debugging aid for where a search's finds come from. */
+  static bool tracing() {
+    static const bool on = std::getenv("TESSEL_SEARCH_TRACE") != nullptr;
+    return on;
+  }
+  /** Records where c came from (a static string) for tracing(). */
+  void tag(const std::vector<Candidate>& c, const char* origin) {
+    if (tracing())
+      for (auto& x : c) origin_.emplace(x.trace_hash, origin);
+  }
   /** Builds the candidate for knob values; false when invalid. Does not check `seen`. */
   bool realize(const KnobValues& k, Candidate* c) {
     c->knobs = k;
@@ -132,6 +149,16 @@ class StrategyBase : public SearchStrategy {
     }
     return out;
   }
+  /** A batch of n for a strategy that takes suggestions: take_suggested()'s points measured alternately
+   *  with own(n minus their count, &taken)'s, the strategy's own choices (none of them in taken). */
+  template <class Own>
+  std::vector<Candidate> with_suggested(int n, Own own) {
+    std::set<std::string> taken;
+    std::vector<Candidate> given = take_suggested(n, &taken);
+    tag(given, "suggested");
+    std::vector<Candidate> mine = own(n - int(given.size()), &taken);
+    return alternated(std::move(given), std::move(mine));
+  }
   /** Up to n fresh random candidates. */
   std::vector<Candidate> sample(int n, std::set<std::string>* taken) {
     std::vector<Candidate> out = draw(size_t(std::max(n, 0)), taken);
@@ -189,6 +216,7 @@ class StrategyBase : public SearchStrategy {
   int since_best_ = 0;  // observe() calls (batches) since one rose more than 1% above the best before it
   std::vector<KnobValues> suggested_;  // suggest(): proposed first (the model's best batch of them)
   std::vector<Candidate> suggested_pool_;  // suggested but not in that batch: population members
+  std::map<std::string, const char*> origin_;  // tag(), when tracing()
 };
 
 }  // namespace tessel::tuner::detail

@@ -76,9 +76,12 @@ double throughput(const workload::Workload& w, double seconds) {
   return std::isfinite(seconds) && seconds > 0 ? w.flop_count() / seconds : 0.0;
 }
 
-// The run's cost-model parameter that sets its cold models' warm-up (cold_params), and its default.
+// The run's cost-model parameter that sets its cold models' warm-up (cold_params), and its default: one
+// default batch, so that beside a pretrained cost model the cold refine model re-ranks from the second
+// batch on what the first one measured (on the Zen 4 1x1 conv, 8 halved the pretrained runs' trials to 95%
+// against 16, and a guided run's were unchanged: docs/performance.md, "Cold models from the second batch").
 constexpr const char* kColdMinSamplesKey = "cold_min_samples";
-constexpr int kColdMinSamples = 16;
+constexpr int kColdMinSamples = 8;
 
 // A model by name, or loaded from a file (a pretrained model) when the name is an existing file.
 std::unique_ptr<costmodel::CostModel> make_model(const std::string& name, uint64_t seed,
@@ -109,8 +112,8 @@ nlohmann::json shared_params(const nlohmann::json& extra) {
 
 // The parameters of the cold models a run keeps beside its cost model (the cold refine model, and the
 // fallback a pretrained model is checked against): shared_params, with the warm-up `cold_min_samples`
-// when given, else the run's `min_samples` when given, else kColdMinSamples. They start learning as a
-// guided run's cold model does, also beside a pretrained cost model whose own correction waits longer.
+// when given, else the run's `min_samples` when given, else kColdMinSamples: they learn from the first
+// batch on, also beside a pretrained cost model whose own correction waits longer.
 nlohmann::json cold_params(const nlohmann::json& extra) {
   nlohmann::json p = shared_params(extra);
   if (extra.is_object() && extra.contains(kColdMinSamplesKey))
