@@ -78,8 +78,9 @@ double throughput(const workload::Workload& w, double seconds) {
 
 // The run's cost-model parameter that sets its cold models' warm-up (cold_params), and its default: one
 // default batch, so that beside a pretrained cost model the cold refine model re-ranks from the second
-// batch on what the first one measured (on the Zen 4 1x1 conv, 8 halved the pretrained runs' trials to 95%
-// against 16, and a guided run's were unchanged: docs/performance.md, "Cold models from the second batch").
+// batch on what the first one measured (on the Zen 4 1x1 conv, 8 cut the pretrained runs' trials to 95% from
+// a median of 21 to 13.5 over 18 runs a side, against 16; NCHW 3x3 and guided runs were unchanged:
+// docs/performance.md, "Cold models from the second batch").
 constexpr const char* kColdMinSamplesKey = "cold_min_samples";
 constexpr int kColdMinSamples = 8;
 
