@@ -31,7 +31,7 @@
 // with guided's median over its seeds. The cold guided model uses --model-params (default min_samples 16:
 // it guides from the third batch on); the pretrained one keeps its defaults (its base model guides from
 // the start and a correction is fitted from 64 samples on: fitted on fewer, it undid the base's ranking),
-// while the cold models beside it (refine model, check fallback) learn from 8 on, one batch (tessel tune's
+// while the cold models beside it (refine model, check fallback) learn from 8 on, one of its batches (tessel tune's
 // cold_min_samples default; 16 before 2026-12-07; --pretrained-model-params sets its parameters). Writes bench/results/search-efficiency.csv (+ -runs.csv).
 //
 // --extra-seeds E adds E seeds of the guided and pretrained modes after the mark is set; each stops after

@@ -61,8 +61,10 @@ class AnnealingSearch : public StrategyBase {
         seen_.insert(c.trace_hash);
         out.push_back(c);
       }
+      tag(out, "chain");
     }
     auto rnd = sample(n - int(out.size()), &taken);
+    tag(rnd, "random");
     out.insert(out.end(), rnd.begin(), rnd.end());
     return out;
   }

@@ -76,8 +76,8 @@ double throughput(const workload::Workload& w, double seconds) {
   return std::isfinite(seconds) && seconds > 0 ? w.flop_count() / seconds : 0.0;
 }
 
-// The run's cost-model parameter that sets its cold models' warm-up (cold_params), and its default: one
-// default batch, so that beside a pretrained cost model the cold refine model re-ranks from the second
+// The run's cost-model parameter that sets its cold models' warm-up (cold_params), and its default: with
+// batches of 8 or more, beside a pretrained cost model the cold refine model re-ranks from the second
 // batch on what the first one measured (on the Zen 4 1x1 conv, 8 cut the pretrained runs' trials to 95% from
 // a median of 21 to 13.5 over 18 runs a side, against 16; NCHW 3x3 and guided runs were unchanged:
 // docs/performance.md, "Cold models from the second batch").
@@ -113,8 +113,8 @@ nlohmann::json shared_params(const nlohmann::json& extra) {
 
 // The parameters of the cold models a run keeps beside its cost model (the cold refine model, and the
 // fallback a pretrained model is checked against): shared_params, with the warm-up `cold_min_samples`
-// when given, else the run's `min_samples` when given, else kColdMinSamples: they learn from the first
-// batch on, also beside a pretrained cost model whose own correction waits longer.
+// when given, else the run's `min_samples` when given, else kColdMinSamples: they learn from what the
+// first batch measured (batches of 8 or more), also beside a pretrained cost model whose own correction waits longer.
 nlohmann::json cold_params(const nlohmann::json& extra) {
   nlohmann::json p = shared_params(extra);
   if (extra.is_object() && extra.contains(kColdMinSamplesKey))
